@@ -1,0 +1,1 @@
+"""Experiment drivers: one function per family of figures, called by the workflow scripts."""

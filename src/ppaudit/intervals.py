@@ -1,0 +1,82 @@
+"""Confidence intervals for proportions, from scipy/statsmodels (not re-derived).
+
+* Clopper–Pearson (exact binomial): ``statsmodels.stats.proportion.proportion_confint``
+  with ``method="beta"`` (vectorised; identical to
+  ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``, which the tests check).
+* Simultaneous multinomial intervals: ``multinomial_proportions_confint`` with
+  ``method="goodman"`` (Goodman 1965) or ``"sison-glaz"`` (Sison & Glaz 1995).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from statsmodels.stats.proportion import multinomial_proportions_confint, proportion_confint
+
+from ._validation import check_probability
+
+__all__ = ["clopper_pearson", "multinomial_simultaneous", "as_counts"]
+
+
+def as_counts(counts, name: str = "counts") -> np.ndarray:
+    """Return ``counts`` as a 1-D int64 array of non-negative integers (at least 2 classes)."""
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"{name} must be a 1-D array of at least 2 output counts, got shape {arr.shape}")
+    f = arr.astype(np.float64)
+    if not np.all(np.isfinite(f)) or np.any(f < 0) or np.any(f != np.round(f)):
+        raise ValueError(f"{name} must hold non-negative integer counts, got {arr[:10]}")
+    if f.sum() <= 0:
+        raise ValueError(f"{name} must hold at least one trial, got all zeros")
+    return f.astype(np.int64)
+
+
+def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Clopper–Pearson interval at level ``confidence`` (vectorised).
+
+    Args:
+        successes: number of successes (array-like of integers ≥ 0).
+        trials: number of trials (≥ successes).
+        confidence: two-sided level in (0, 1); each tail has ``(1 − confidence)/2``.
+
+    Returns:
+        ``(lower, upper)`` arrays.
+    """
+    conf = check_probability(confidence, "confidence")
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    if np.any(k < 0) or np.any(k > n) or np.any(n <= 0):
+        raise ValueError(f"need 0 <= successes <= trials and trials > 0, got successes={successes}, trials={trials}")
+    lo, hi = proportion_confint(k, n, alpha=1.0 - conf, method="beta")
+    lo = np.where(k == 0, 0.0, np.nan_to_num(lo, nan=0.0))
+    hi = np.where(k == n, 1.0, np.nan_to_num(hi, nan=1.0))
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+def multinomial_simultaneous(counts, confidence: float = 0.95, method: str = "goodman") -> tuple[np.ndarray, np.ndarray]:
+    """Simultaneous intervals for all cell probabilities of a multinomial.
+
+    Args:
+        counts: 1-D output counts (≥ 2 cells).
+        confidence: simultaneous level in (0, 1).
+        method: ``"goodman"`` or ``"sison-glaz"``.
+
+    Returns:
+        ``(lower, upper)`` arrays of the length of ``counts``.
+
+    Raises:
+        ValueError: on a bad method, bad counts, or if statsmodels returns a non-finite
+            interval (Sison–Glaz's Edgeworth expansion can fail for degenerate counts).
+    """
+    conf = check_probability(confidence, "confidence")
+    c = as_counts(counts)
+    if method not in ("goodman", "sison-glaz"):
+        raise ValueError(f"method must be 'goodman' or 'sison-glaz', got {method!r}")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        ci = multinomial_proportions_confint(c, alpha=1.0 - conf, method=method)
+    ci = np.asarray(ci, dtype=np.float64)
+    if not np.all(np.isfinite(ci)):
+        raise ValueError(f"{method} interval is not finite for counts {c[:10]}")
+    return np.clip(ci[:, 0], 0.0, 1.0), np.clip(ci[:, 1], 0.0, 1.0)
