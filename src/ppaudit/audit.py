@@ -22,7 +22,7 @@ upwards. We offer two valid ways and default to the first:
 
 * ``selection="split"``: the trials are split at random into a selection part (a fraction
   ``selection_fraction``) and an evaluation part. Splitting the *counts* by a multivariate
-  hypergeometric draw is exactly a random split of the trials, so the two parts are
+  binomial thinning is exactly a random split of the trials, so the two parts are
   independent multinomial samples. ``O`` is chosen per order on the selection part among the
   likelihood-ratio sets (optimal for the 2-cut, Tsitsiklis 1993) to maximise the bound
   predicted for the evaluation size; the intervals use the evaluation part only, with a
@@ -92,17 +92,18 @@ def _check_pair(counts0, counts1) -> tuple[np.ndarray, np.ndarray]:
 def split_counts(counts, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Split the counts of ``T`` i.i.d. trials into two independent multinomial samples.
 
-    A uniformly random subset of ``round(fraction·T)`` trials has multivariate
-    hypergeometric counts given the total; unconditionally the two parts are independent
-    ``Multinomial(T_sel, p)`` and ``Multinomial(T − T_sel, p)`` samples.
+    Every trial is sent to the selection part independently with probability ``fraction``
+    (binomial thinning of each count). The assignment is independent of the outcomes, so,
+    given the random sizes, the two parts are independent i.i.d. samples of the mechanism:
+    ``Multinomial(T_sel, p)`` and ``Multinomial(T − T_sel, p)``. No limit on ``T``.
     """
     c = as_counts(counts)
     f = check_probability(fraction, "selection_fraction")
-    total = int(c.sum())
-    n_sel = min(max(1, int(round(f * total))), total - 1)
-    if total < 2:
-        raise ValueError(f"cannot split {total} trial(s) into selection and evaluation parts")
-    sel = rng.multivariate_hypergeometric(c, n_sel)
+    sel = rng.binomial(c, f)
+    if sel.sum() == 0 or sel.sum() == c.sum():
+        raise ValueError(
+            f"the split of {int(c.sum())} trials with selection_fraction={fraction} left a part empty; use more trials"
+        )
     return sel, c - sel
 
 

@@ -49,13 +49,16 @@ def renyi_divergence_from_log(logp: np.ndarray, logq: np.ndarray, orders) -> np.
     with np.errstate(invalid="ignore"):
         ratio = np.where(support, logp - logq, -np.inf)
     out = np.empty(logp.shape[:-1] + (a.size,))
+    # D_α = 1/(α−1) log E_P[(p/q)^(α−1)]; dividing by Σ p removes the rounding of the
+    # normalisation, so that identical inputs give exactly 0.
+    log_mass = logsumexp(np.where(support, logp, -np.inf), axis=-1)
     for j, alpha in enumerate(a):
         if np.isinf(alpha):
             val = np.max(ratio, axis=-1)
         else:
             with np.errstate(invalid="ignore"):
                 terms = np.where(support, logp + (alpha - 1.0) * ratio, -np.inf)
-            val = logsumexp(terms, axis=-1) / (alpha - 1.0)
+            val = (logsumexp(terms, axis=-1) - log_mass) / (alpha - 1.0)
         out[..., j] = val
     return np.maximum(out, 0.0)
 

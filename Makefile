@@ -1,0 +1,104 @@
+# ppaudit — set-up, workflow run and tests.
+#
+#   make run     create .venv on first use, install Debian packages the workflow needs,
+#                then build every figure target (snakemake, profile workflow/profiles/default)
+#   make test    the same set-up, then the whole test suite (pytest -q)
+#   make lint    snakemake --lint
+#   make report  run, then write results/report.html
+#   make bench   run every bench/*.py
+#   make clean   remove what the workflow wrote (results/, logs/, benchmarks/, .snakemake/)
+#
+# Both `run` and `test` are idempotent: the venv is (re)installed only when pyproject.toml
+# is newer than the stamp $(VENV)/.installed. Variables (override on the command line,
+# e.g. `make VENV=/tmp/venv test`):
+
+# Python used to create the venv.
+PYTHON ?= python3
+# Where the venv lives.
+VENV ?= .venv
+# Folder of local wheels (the CPU build of torch lies there); used when it exists.
+WHEELS ?= /opt/wheels
+# Debian packages the workflow needs (none yet); checked with dpkg on every run.
+DEB_PACKAGES ?=
+# Cores for `make run`.
+CORES ?= all
+# 1 when we may run apt-get ourselves (root), else 0: then make prints the sudo command.
+IS_ROOT ?= $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CONSTRAINTS := $(VENV)/constraints-cpu.txt
+FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS))
+# The torch version pinned in pyproject.toml (empty when there is no pin).
+TORCH_VERSION := $(shell sed -n 's/.*"torch==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
+
+.PHONY: help setup deb-packages run test lint report bench clean
+
+help:
+	@sed -n '3,9s/^# \{0,1\}//p' Makefile
+
+setup: deb-packages $(STAMP)
+
+# Debian packages: nothing to do when all are installed; as root, `apt-get update` once
+# and install the missing ones; otherwise print the command to run and fail.
+deb-packages:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg -s "$$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$(IS_ROOT)" = 1 ]; then \
+	  echo "==> installing Debian packages:$$missing"; \
+	  apt-get update; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	else \
+	  echo "error: ppaudit needs the Debian package(s):$$missing, which are not installed." >&2; \
+	  echo "Install them, then run make again:" >&2; \
+	  echo "    sudo apt-get install -y$$missing" >&2; \
+	  exit 1; \
+	fi
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# The install: pip itself, then ppaudit (editable) with its test extra. torch is
+# constrained to its +cpu build (from $(WHEELS)), so pip can never pull the CUDA build.
+$(STAMP): pyproject.toml | $(BIN)/python
+	@echo "==> installing ppaudit and its test dependencies into $(VENV)"
+	$(BIN)/python -m pip install --upgrade pip
+	@$(if $(TORCH_VERSION),echo "torch==$(TORCH_VERSION)+cpu" > $(CONSTRAINTS),: > $(CONSTRAINTS))
+	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[test]' || { \
+	  echo "error: pip could not install ppaudit into $(VENV)." >&2; \
+	  if [ -n "$(TORCH_VERSION)" ]; then \
+	    echo "torch must be the CPU build torch==$(TORCH_VERSION)+cpu: put its wheel in $(WHEELS)" >&2; \
+	    echo "(or pass WHEELS=<folder with the wheel>); the CUDA build from PyPI is never installed." >&2; \
+	  fi; \
+	  exit 1; }
+	@if $(BIN)/python -m pip list --format=freeze | grep -i '^nvidia-'; then \
+	  echo "error: CUDA packages ended up in $(VENV) (listed above); remove them." >&2; exit 1; fi
+	touch $@
+
+run: setup
+	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
+
+test: setup
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/snakemake --lint
+
+report: run
+	$(BIN)/snakemake --report results/report.html
+	@echo "==> report: results/report.html"
+
+bench: setup
+	@shopt -s nullglob; files=(bench/*.py); \
+	if [ $${#files[@]} -eq 0 ]; then echo "no benchmarks in bench/"; exit 0; fi; \
+	for f in "$${files[@]}"; do echo "==> $$f"; $(BIN)/python "$$f"; done
+
+clean:
+	rm -rf results logs benchmarks .snakemake

@@ -1,0 +1,25 @@
+# ppaudit workflow: every figure and table of the papers in shared/papers is a named
+# target. `snakemake -c2` builds them all (rule `all`); `snakemake -c2 chadha_fig6` one.
+# The stages live in workflow/rules/*.smk; the config is validated when this file is
+# parsed (workflow/rules/common.smk) against workflow/schemas/config.schema.yaml.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/synthetic.smk"
+
+
+localrules:
+    all,
+
+
+rule all:
+    default_target: True
+    input:
+        chadha_figure_targets(),

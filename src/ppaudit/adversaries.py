@@ -1,0 +1,241 @@
+"""Crafters and distinguishers of the audits of PATE and CaPC (Chadha et al. 2024, §4, §4.1, §5.1).
+
+An adversary = a crafter (how ``S'`` is made from ``S``) + a distinguisher (which queries
+are asked). The three adversaries of §4.1, as set up for PATE/CaPC in §5.1 (and "not
+changed" for CaPC, §5.2):
+
+* **Nat-AdvQ** — natural crafter, adversarial distinguisher: the canary is a test query
+  with its true label, ``(x_q, y_q)``; the distinguisher asks that same query ``n_Q`` times.
+* **Pois-AdvQ** — poisoning crafter, adversarial distinguisher: the canary is a test query
+  labelled with the *second most common teacher label* for it; asked ``n_Q`` times.
+* **Pois-NatQ** — poisoning crafter, natural distinguisher: the same kind of poison; the
+  distinguisher asks the ``n_Q`` natural queries (the query set, a sample of the test set),
+  each once.
+
+Each candidate canary defines its own ``S'``; the audits are run for every candidate and
+reported for the worst one and on average (§5.4). Here the candidates are points of the
+query set (indices into it): for the AdvQ adversaries every query is a candidate (§5.4:
+"we instantiate both Nat-AdvQ and Pois-AdvQ for ``n_Q`` different queries"); for
+Pois-NatQ the poison is likewise a query-set point, so the poison may itself be one of the
+natural queries (as PromptPATE's Pois-NatQ does with its "confident"/"unconfident" query,
+App. D.2).
+
+"Second most common teacher label" (documented reading): the votes of all teachers of
+``S`` pooled over the ``N_g`` instantiations (i.e. the class with the second largest
+``P_q``, resp. ``Σ_i P^i_q`` for CaPC); ties go to the smaller class index, and if every
+vote is for one class the smallest other class is taken.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_positive_int
+
+__all__ = [
+    "ADVERSARIES",
+    "CraftedCanaries",
+    "pooled_vote_counts",
+    "second_most_common_label",
+    "craft_nat_advq",
+    "craft_pois_advq",
+    "craft_pois_natq",
+    "craft",
+    "sample_query_indices",
+]
+
+ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
+
+
+@dataclass(frozen=True)
+class CraftedCanaries:
+    """Candidate canaries of one adversary and the queries its distinguisher asks.
+
+    Attributes:
+        adversary: one of :data:`ADVERSARIES`.
+        canary_index: ``(n_c,)`` index into the query set of each canary's point ``x'``.
+        canary_label: ``(n_c,)`` its label ``y'``.
+        audit_queries: ``(n_c, L)`` indices into the query set asked for each candidate.
+        repetitions: ``(n_c, L)`` how many times each of them is asked.
+    """
+
+    adversary: str
+    canary_index: np.ndarray
+    canary_label: np.ndarray
+    audit_queries: np.ndarray
+    repetitions: np.ndarray
+
+    def __post_init__(self):
+        if self.adversary not in ADVERSARIES:
+            raise ValueError(f"adversary must be one of {list(ADVERSARIES)}, got {self.adversary!r}")
+        idx = np.asarray(self.canary_index, dtype=np.int64).reshape(-1)
+        lab = np.asarray(self.canary_label, dtype=np.int64).reshape(-1)
+        q = np.asarray(self.audit_queries, dtype=np.int64)
+        r = np.asarray(self.repetitions, dtype=np.int64)
+        if lab.shape != idx.shape or q.ndim != 2 or q.shape[0] != idx.size or r.shape != q.shape:
+            raise ValueError(
+                f"inconsistent shapes: canary_index {idx.shape}, canary_label {lab.shape}, "
+                f"audit_queries {q.shape}, repetitions {r.shape}"
+            )
+        if np.any(r < 1):
+            raise ValueError(f"repetitions must be >= 1, got {r.min()}")
+        for name, val in (("canary_index", idx), ("canary_label", lab), ("audit_queries", q), ("repetitions", r)):
+            object.__setattr__(self, name, val)
+
+    @property
+    def num_candidates(self) -> int:
+        return int(self.canary_index.size)
+
+    @property
+    def keys(self) -> list[str]:
+        """Stable names of the canaries (seed keys of their teachers): ``adversary:index:label``."""
+        return [f"{self.adversary}:{i}:{y}" for i, y in zip(self.canary_index, self.canary_label)]
+
+    def canaries(self, x_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(x', y')`` arrays of the candidate canaries (``x_query[canary_index]``)."""
+        return np.asarray(x_query)[self.canary_index], self.canary_label.copy()
+
+    def to_npz(self, path: str | os.PathLike) -> None:
+        """Save atomically as ``.npz`` (:func:`ppaudit.io.atomic_path`)."""
+        from .io import atomic_path
+
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    adversary=np.array(self.adversary),
+                    canary_index=self.canary_index,
+                    canary_label=self.canary_label,
+                    audit_queries=self.audit_queries,
+                    repetitions=self.repetitions,
+                )
+
+    @classmethod
+    def from_npz(cls, path: str | os.PathLike) -> "CraftedCanaries":
+        with np.load(path, allow_pickle=False) as z:
+            return cls(str(z["adversary"]), z["canary_index"], z["canary_label"], z["audit_queries"], z["repetitions"])
+
+
+def pooled_vote_counts(votes_S, num_classes: int) -> np.ndarray:
+    """Votes per class and query, pooled over instantiations and teachers.
+
+    Args:
+        votes_S: ``(N_g, k, n_queries)`` (or ``(k, n_queries)``) labels.
+        num_classes: ``C``.
+
+    Returns:
+        ``(n_queries, C)`` int64 counts.
+    """
+    c = check_positive_int(num_classes, "num_classes", minimum=2)
+    v = np.asarray(votes_S, dtype=np.int64)
+    if v.ndim == 2:
+        v = v[None]
+    if v.ndim != 3:
+        raise ValueError(f"votes_S must have shape (N_g, k, n_queries), got {v.shape}")
+    if v.size and (v.min() < 0 or v.max() >= c):
+        raise ValueError(f"votes must lie in [0, {c}), got range [{v.min()}, {v.max()}]")
+    nq = v.shape[2]
+    flat = np.moveaxis(v, 2, 0).reshape(nq, -1)
+    return np.stack([np.bincount(row, minlength=c) for row in flat]) if nq else np.zeros((0, c), dtype=np.int64)
+
+
+def second_most_common_label(counts) -> np.ndarray:
+    """Second most common class per row of ``counts`` ``(n, C)`` (ties: smaller index first)."""
+    h = np.asarray(counts)
+    if h.ndim != 2 or h.shape[1] < 2:
+        raise ValueError(f"counts must have shape (n, C >= 2), got {h.shape}")
+    order = np.lexsort((np.broadcast_to(np.arange(h.shape[1]), h.shape), -h), axis=1)
+    return order[:, 1].astype(np.int64)
+
+
+def _candidates(candidates, n_queries: int) -> np.ndarray:
+    if candidates is None:
+        return np.arange(n_queries, dtype=np.int64)
+    c = np.asarray(candidates, dtype=np.int64).reshape(-1)
+    if c.size == 0 or c.min() < 0 or c.max() >= n_queries or np.unique(c).size != c.size:
+        raise ValueError(f"candidates must be distinct indices in [0, {n_queries}), got {c}")
+    return c
+
+
+def craft_nat_advq(y_query, num_repetitions: int, candidates=None) -> CraftedCanaries:
+    """Nat-AdvQ (§4.1, §5.1): canary = query ``q`` with its true label; ``q`` asked ``n_Q`` times.
+
+    Args:
+        y_query: ``(n_queries,)`` true labels of the query set.
+        num_repetitions: ``n_Q``, how many times the distinguisher asks the query.
+        candidates: indices into the query set (default: all).
+    """
+    y = np.asarray(y_query, dtype=np.int64).reshape(-1)
+    reps = check_positive_int(num_repetitions, "num_repetitions")
+    c = _candidates(candidates, y.size)
+    return CraftedCanaries("nat-advq", c, y[c], c[:, None], np.full((c.size, 1), reps))
+
+
+def craft_pois_advq(votes_S, num_classes: int, num_repetitions: int, candidates=None) -> CraftedCanaries:
+    """Pois-AdvQ (§4.1, §5.1): canary = query ``q`` labelled with its second most common
+    teacher label; ``q`` asked ``n_Q`` times."""
+    counts = pooled_vote_counts(votes_S, num_classes)
+    reps = check_positive_int(num_repetitions, "num_repetitions")
+    c = _candidates(candidates, counts.shape[0])
+    lab = second_most_common_label(counts)[c]
+    return CraftedCanaries("pois-advq", c, lab, c[:, None], np.full((c.size, 1), reps))
+
+
+def craft_pois_natq(votes_S, num_classes: int, candidates=None, natural_queries=None) -> CraftedCanaries:
+    """Pois-NatQ (§4.1, §5.1): poison = query-set point with its second most common teacher
+    label; the distinguisher asks the natural queries (default: the whole query set), once each.
+
+    Args:
+        votes_S: ``(N_g, k, n_queries)`` votes of the teachers of ``S``.
+        num_classes: ``C``.
+        candidates: indices of the candidate poisons (default: all queries).
+        natural_queries: indices of the natural queries asked (default: all ``n_queries``).
+    """
+    counts = pooled_vote_counts(votes_S, num_classes)
+    nq = counts.shape[0]
+    c = _candidates(candidates, nq)
+    natural = _candidates(natural_queries, nq)
+    lab = second_most_common_label(counts)[c]
+    return CraftedCanaries("pois-natq", c, lab, np.broadcast_to(natural, (c.size, natural.size)).copy(), np.ones((c.size, natural.size), dtype=np.int64))
+
+
+def craft(adversary: str, votes_S, y_query, num_classes: int, num_queries: int, candidates=None) -> CraftedCanaries:
+    """Dispatch on the adversary's name (:data:`ADVERSARIES`).
+
+    Args:
+        adversary: ``"nat-advq"``, ``"pois-advq"`` or ``"pois-natq"``.
+        votes_S: ``(N_g, k, n_queries)`` votes on the query set.
+        y_query: true labels of the query set.
+        num_classes: ``C``.
+        num_queries: ``n_Q`` — repetitions of the adversarial query (AdvQ); for Pois-NatQ the
+            first ``n_Q`` queries of the query set are the natural queries.
+        candidates: candidate canary indices (default: all queries).
+    """
+    if adversary == "nat-advq":
+        return craft_nat_advq(y_query, num_queries, candidates)
+    if adversary == "pois-advq":
+        return craft_pois_advq(votes_S, num_classes, num_queries, candidates)
+    if adversary == "pois-natq":
+        nq = np.asarray(votes_S).shape[-1]
+        n = check_positive_int(num_queries, "num_queries")
+        if n > nq:
+            raise ValueError(f"num_queries (n_Q = {n}) exceeds the query set ({nq} queries)")
+        return craft_pois_natq(votes_S, num_classes, candidates, np.arange(n))
+    raise ValueError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r}")
+
+
+def sample_query_indices(num_test: int, num_queries: int, rng: np.random.Generator) -> np.ndarray:
+    """The query set: ``num_queries`` distinct test points drawn uniformly (§5.1: natural
+    queries "modelled using the test set"; App. D.1: 1000 queries).
+
+    Returns:
+        ``(num_queries,)`` int64 indices into the test set, in random order.
+    """
+    n = check_positive_int(num_test, "num_test")
+    q = check_positive_int(num_queries, "num_queries")
+    if q > n:
+        raise ValueError(f"num_queries must be <= the test set size {n}, got {q}")
+    return rng.choice(n, size=q, replace=False).astype(np.int64)

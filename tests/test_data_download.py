@@ -1,0 +1,246 @@
+"""Download path of ppaudit.data against a local HTTP server (127.0.0.1 only, bounded).
+
+The fixture registry pins SHA-256 values computed here from the fixture bytes; no test
+touches the internet.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http.server
+import io
+import struct
+import threading
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ppaudit import data
+from ppaudit.data import ChecksumError, DatasetInfo, DownloadError, RemoteFile
+
+
+def _idx_bytes(arr: np.ndarray) -> bytes:
+    """An idx file (MNIST layout) of uint8 data, gzipped."""
+    header = bytes([0, 0, 0x08, arr.ndim]) + b"".join(struct.pack(">I", d) for d in arr.shape)
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
+        gz.write(header + arr.astype(np.uint8).tobytes())
+    return buf.getvalue()
+
+
+class _Server:
+    """A tiny HTTP server in a thread: fixed bodies, optional failures before success."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.fail_first: dict[str, int] = {}
+        self.requests: list[str] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server API)
+                outer.requests.append(self.path)
+                if outer.fail_first.get(self.path, 0) > 0:
+                    outer.fail_first[self.path] -= 1
+                    self.send_error(503, "try again")
+                    return
+                body = outer.files.get(self.path)
+                if body is None:
+                    self.send_error(404, "not found")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.timeout = 5
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def server():
+    with _Server() as s:
+        yield s
+
+
+def _sha(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+def _open(url, timeout):
+    # Bypass any proxy settings: the fixture server is on the loopback address.
+    return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=timeout)
+
+
+def test_download_verifies_and_places_file(server, tmp_path):
+    body = b"ppaudit fixture " * 1000
+    server.files["/a.bin"] = body
+    remote = RemoteFile("a.bin", server.base + "/a.bin", sha256=_sha(body))
+    path = data.download_file(remote, tmp_path, backoff=0.0, timeout=5, opener=_open)
+    assert path == tmp_path / "a.bin"
+    assert path.read_bytes() == body
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left
+    # A verified copy is reused without any request.
+    n = len(server.requests)
+    assert data.download_file(remote, tmp_path, backoff=0.0, timeout=5, opener=_open) == path
+    assert len(server.requests) == n
+
+
+def test_checksum_mismatch_raises_and_leaves_nothing(server, tmp_path):
+    server.files["/b.bin"] = b"tampered bytes"
+    remote = RemoteFile("b.bin", server.base + "/b.bin", sha256=_sha(b"the pinned bytes"))
+    with pytest.raises(ChecksumError, match="checksum mismatch for b.bin"):
+        data.download_file(remote, tmp_path, backoff=0.0, timeout=5, opener=_open)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_md5_pin_is_checked_too(server, tmp_path):
+    body = b"md5 pinned"
+    server.files["/m.bin"] = body
+    good = RemoteFile("m.bin", server.base + "/m.bin", md5=hashlib.md5(body).hexdigest())
+    assert data.download_file(good, tmp_path / "ok", backoff=0.0, timeout=5, opener=_open).read_bytes() == body
+    bad = RemoteFile("m.bin", server.base + "/m.bin", sha256=_sha(body), md5="0" * 32)
+    with pytest.raises(ChecksumError, match="md5"):
+        data.download_file(bad, tmp_path / "bad", backoff=0.0, timeout=5, opener=_open)
+    assert list((tmp_path / "bad").iterdir()) == []
+
+
+def test_retry_after_one_failing_response(server, tmp_path):
+    body = b"second time lucky"
+    server.files["/c.bin"] = body
+    server.fail_first["/c.bin"] = 1
+    remote = RemoteFile("c.bin", server.base + "/c.bin", sha256=_sha(body))
+    path = data.download_file(remote, tmp_path, retries=3, backoff=0.0, timeout=5, opener=_open)
+    assert path.read_bytes() == body
+    assert server.requests.count("/c.bin") == 2
+
+
+def test_mirror_used_after_404(server, tmp_path):
+    body = b"on the mirror"
+    server.files["/mirror/d.bin"] = body
+    remote = RemoteFile("d.bin", server.base + "/missing/d.bin", sha256=_sha(body), mirrors=(server.base + "/mirror/d.bin",))
+    assert data.download_file(remote, tmp_path, backoff=0.0, timeout=5, opener=_open).read_bytes() == body
+    assert server.requests == ["/missing/d.bin", "/mirror/d.bin"]  # 404 is not retried
+
+
+def test_offline_error_names_url_and_packaged_alternative(tmp_path):
+    # A loopback port with nothing listening: connection refused, as when offline.
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/e.bin"
+    remote = RemoteFile("e.bin", url, sha256="0" * 64)
+    with pytest.raises(DownloadError) as info:
+        data.download_file(remote, tmp_path, retries=2, backoff=0.0, timeout=2, opener=_open)
+    assert url in str(info.value)
+    assert "source='packaged'" in str(info.value)
+    assert not isinstance(info.value, ChecksumError)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stale_cached_file_is_replaced(server, tmp_path):
+    body = b"fresh"
+    server.files["/f.bin"] = body
+    (tmp_path / "f.bin").write_bytes(b"stale")
+    remote = RemoteFile("f.bin", server.base + "/f.bin", sha256=_sha(body))
+    assert data.download_file(remote, tmp_path, backoff=0.0, timeout=5, opener=_open).read_bytes() == body
+
+
+def test_load_downloaded_idx_dataset_end_to_end(server, tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = {
+        "train-images-idx3-ubyte.gz": rng.integers(0, 256, (12, 28, 28)),
+        "train-labels-idx1-ubyte.gz": rng.integers(0, 10, 12),
+        "t10k-images-idx3-ubyte.gz": rng.integers(0, 256, (5, 28, 28)),
+        "t10k-labels-idx1-ubyte.gz": rng.integers(0, 10, 5),
+    }
+    files = []
+    for name, arr in arrays.items():
+        body = _idx_bytes(arr)
+        server.files["/tiny/" + name] = body
+        files.append(RemoteFile(name, f"{server.base}/tiny/{name}", sha256=_sha(body)))
+    registry = {"tiny-mnist": DatasetInfo(files=tuple(files), kind="idx")}
+    xtr, ytr, xte, yte = data.load_dataset("tiny-mnist", tmp_path, source="download", registry=registry, backoff=0.0, timeout=5, opener=_open)
+    assert xtr.shape == (12, 1, 28, 28) and xtr.dtype == np.float32
+    np.testing.assert_allclose(xtr[:, 0] * 255.0, arrays["train-images-idx3-ubyte.gz"], atol=1e-4)
+    np.testing.assert_array_equal(ytr, arrays["train-labels-idx1-ubyte.gz"])
+    assert yte.dtype == np.int64 and xte.shape == (5, 1, 28, 28)
+
+
+def test_registry_pins_published_checksums():
+    for name, info in data.DATASETS.items():
+        for f in info.files:
+            assert f.md5 is not None or f.sha256 is not None, name
+            assert f.url.startswith("http")
+    # Values published by the dataset owners (Fashion-MNIST README; CIFAR-10 page).
+    fm = {f.filename: f.md5 for f in data.DATASETS["fashion-mnist"].files}
+    assert fm["t10k-labels-idx1-ubyte.gz"] == "bb300cfdad3c16e7a12a480ee83cd310"
+    assert data.DATASETS["cifar10"].files[0].md5 == "c58f30108f718f92721af3b95e74349a"
+
+
+def test_remote_file_requires_a_checksum():
+    with pytest.raises(ValueError, match="must pin a sha256 or md5"):
+        RemoteFile("x", "http://127.0.0.1/x")
+    with pytest.raises(ValueError, match="sha256"):
+        RemoteFile("x", "http://127.0.0.1/x", sha256="abc")
+
+
+def test_read_idx_rejects_bad_header(tmp_path):
+    p = tmp_path / "bad.gz"
+    with gzip.open(p, "wb") as fh:
+        fh.write(b"\x01\x02\x03\x04rest")
+    with pytest.raises(ValueError, match="not an idx file"):
+        data.read_idx(p)
+
+
+def test_unknown_names_and_sources():
+    with pytest.raises(ValueError, match="unknown dataset"):
+        data.load_dataset("imagenet")
+    with pytest.raises(ValueError, match="source must be"):
+        data.load_dataset("digits", source="torrent")
+    with pytest.raises(ValueError, match="no packaged"):
+        data.load_dataset("cifar10", source="packaged")
+
+
+def test_packaged_digits_and_mnist_subset():
+    xtr, ytr, xte, yte = data.load_dataset("digits")
+    assert xtr.shape == (1437, 1, 8, 8) and xte.shape == (360, 1, 8, 8)
+    assert xtr.dtype == np.float32 and 0.0 <= xtr.min() and xtr.max() <= 1.0
+    assert ytr.dtype == np.int64 and set(np.unique(ytr)) == set(range(10))
+    xtr2, ytr2, _, _ = data.load_dataset("digits")
+    np.testing.assert_array_equal(ytr, ytr2)  # fixed split
+    xtr, ytr, xte, yte = data.load_dataset("mnist")
+    assert xtr.shape == (4000, 1, 28, 28) and xte.shape == (1000, 1, 28, 28)
+    assert np.all(np.bincount(yte) == 100)
+
+
+@pytest.mark.skipif(not (Path(data.FASHION_MNIST_PACKAGE_DIR) / "train-images-idx3-ubyte.gz").exists(), reason="dataset-fashion-mnist not installed")
+def test_packaged_fashion_mnist():
+    xtr, ytr, xte, yte = data.load_dataset("fashion-mnist")
+    assert xtr.shape == (60000, 1, 28, 28) and xte.shape == (10000, 1, 28, 28)
+    # First training labels of Fashion-MNIST (ankle boot, T-shirt, T-shirt, dress, ...).
+    np.testing.assert_array_equal(ytr[:10], [9, 0, 0, 3, 0, 2, 7, 2, 5, 5])
+    assert np.all(np.bincount(yte) == 1000)
