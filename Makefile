@@ -18,8 +18,8 @@ PYTHON ?= python3
 VENV ?= .venv
 # Folder of local wheels (the CPU build of torch lies there); used when it exists.
 WHEELS ?= /opt/wheels
-# Debian packages the workflow needs (none yet); checked with dpkg on every run.
-DEB_PACKAGES ?=
+# Debian packages the workflow needs; checked with dpkg on every run.
+DEB_PACKAGES ?= dataset-fashion-mnist
 # Cores for `make run`.
 CORES ?= all
 # 1 when we may run apt-get ourselves (root), else 0: then make prints the sudo command.
