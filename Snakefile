@@ -13,6 +13,14 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
+include: "workflow/rules/pate_capc_common.smk"
+include: "workflow/rules/pate_capc.smk"
+include: "workflow/rules/wang2022_common.smk"
+include: "workflow/rules/wang2022.smk"
+include: "workflow/rules/labeldp_common.smk"
+include: "workflow/rules/labeldp.smk"
+include: "workflow/rules/report_common.smk"
+include: "workflow/rules/report.smk"
 
 
 localrules:
@@ -23,3 +31,7 @@ rule all:
     default_target: True
     input:
         chadha_figure_targets(),
+        chadha_pate_capc_targets(),
+        wang_figure_targets(),
+        labeldp_targets(),
+        paper_comparison_targets(),

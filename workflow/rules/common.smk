@@ -44,12 +44,29 @@ def _describe_config_error(error):
     return message
 
 
+def _reject_non_finite(node, path=()):
+    """Raise a WorkflowError naming the first NaN or infinite number in the config."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise WorkflowError(
+            f"Invalid configuration: config key '{_config_key(path)}' has a bad value {node!r}: "
+            "numbers must be finite (no .nan or .inf)"
+        )
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _reject_non_finite(value, (*path, key))
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            _reject_non_finite(value, (*path, i))
+
+
 def validate_config(config):
     """Validate ``config`` against workflow/schemas/config.schema.yaml and fill defaults.
 
     Raises a WorkflowError naming the key on the first schema violation, and on checks
-    the schema cannot express (the two histograms of a pair must have the same length).
+    the schema cannot express (the two histograms of a pair must have the same length;
+    no number may be NaN or infinite — YAML's .nan/.inf pass JSON Schema's bounds).
     """
+    _reject_non_finite(config)
     try:
         validate(config, schema="../schemas/config.schema.yaml")
     except WorkflowError as exc:

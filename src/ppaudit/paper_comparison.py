@@ -1,0 +1,99 @@
+"""The papers' explicitly stated numbers next to the values our pipeline produced.
+
+``workflow/data/paper_numbers.csv`` is a curated list: one row per number a paper states
+in its text or tables (id, paper, where, quantity, setting, paper_value, paper_std) and,
+where we compute a corresponding value, how to find it in our results: ``result_file``
+(relative to the run directory), ``query`` (a pandas ``DataFrame.query`` expression that
+selects exactly one row) and ``column``. :func:`compare_with_paper` fills in our value and
+a status for each row:
+
+* ``computed`` — the value was found (``ours``, and ``difference = ours - paper``);
+* ``not computed`` — no result file is listed, or the workflow has no rule producing it;
+* ``not found`` — the file exists but the query/column did not select one number (the
+  reason is in ``detail``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+REQUIRED_COLUMNS = (
+    "id", "paper", "where", "quantity", "setting", "paper_value", "paper_std", "result_file", "query", "column", "note",
+)
+OUTPUT_COLUMNS = (
+    "id", "paper", "where", "quantity", "setting", "paper_value", "paper_std", "ours", "difference", "status", "detail",
+    "result_file", "note",
+)
+
+
+def read_paper_numbers(path: str | os.PathLike) -> pd.DataFrame:
+    """Read and check the curated list (unique ids, numeric paper values, every column)."""
+    table = pd.read_csv(path, dtype={"result_file": str, "query": str, "column": str, "note": str}, keep_default_na=False, na_values={"paper_value": [""], "paper_std": [""]})
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {list(REQUIRED_COLUMNS)}")
+    if table["id"].duplicated().any():
+        raise ValueError(f"{path}: duplicate id(s) {sorted(table.loc[table['id'].duplicated(), 'id'])}")
+    values = pd.to_numeric(table["paper_value"], errors="coerce")
+    if values.isna().any():
+        raise ValueError(f"{path}: paper_value is not a number in row(s) {list(table.loc[values.isna(), 'id'])}")
+    table["paper_value"] = values
+    table["paper_std"] = pd.to_numeric(table["paper_std"], errors="coerce")
+    return table
+
+
+def result_files(table: pd.DataFrame) -> list[str]:
+    """The distinct result files the list refers to, in order of first appearance."""
+    return list(dict.fromkeys(f for f in table["result_file"] if isinstance(f, str) and f.strip()))
+
+
+def _lookup(frame: pd.DataFrame, query: str, column: str) -> tuple[float | None, str]:
+    if column not in frame.columns:
+        return None, f"no column {column!r} (columns: {', '.join(map(str, frame.columns))})"
+    try:
+        rows = frame.query(query) if query.strip() else frame
+    except Exception as exc:  # a query naming a column the table does not have, etc.
+        return None, f"query {query!r} failed: {type(exc).__name__}: {exc}"
+    if len(rows) != 1:
+        return None, f"query {query!r} selected {len(rows)} rows, expected 1"
+    value = pd.to_numeric(rows[column].iloc[0], errors="coerce")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None, f"{column} is not a number: {rows[column].iloc[0]!r}"
+    return float(value), ""
+
+
+def compare_with_paper(table: pd.DataFrame, base_dir: str | os.PathLike, available: Iterable[str]) -> pd.DataFrame:
+    """One row per paper number with our value and a status (see the module docstring).
+
+    Args:
+        table: the curated list (:func:`read_paper_numbers`).
+        base_dir: directory the ``result_file`` paths are relative to.
+        available: result files that this run produced (the others are "not computed").
+    """
+    available = set(available)
+    cache: dict[str, pd.DataFrame] = {}
+    rows = []
+    for rec in table.to_dict("records"):
+        out = {k: rec.get(k, "") for k in OUTPUT_COLUMNS if k in rec}
+        out.update(ours=math.nan, difference=math.nan, status="not computed", detail="")
+        file = (rec.get("result_file") or "").strip()
+        if not file:
+            out["detail"] = "no corresponding target in ppaudit"
+        elif file not in available:
+            out["detail"] = f"{file} is not produced by this workflow (yet)"
+        else:
+            path = Path(base_dir) / file
+            if file not in cache:
+                cache[file] = pd.read_csv(path)
+            value, why = _lookup(cache[file], rec.get("query") or "", (rec.get("column") or "").strip())
+            if value is None:
+                out.update(status="not found", detail=why)
+            else:
+                out.update(ours=value, difference=value - float(rec["paper_value"]), status="computed")
+        rows.append(out)
+    return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))

@@ -1,0 +1,94 @@
+"""Bar plots of the PATE / CaPC audits (Chadha et al. 2024, Figs. 3, 4 and 7–16)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "BAR_COLORS"]
+
+BAR_COLORS = {
+    "data-independent": "0.6",
+    "data-dependent": "tab:red",
+    "exact": "black",
+    "2-cut audit": "tab:blue",
+    "k-cut audit": "tab:green",
+}
+
+
+def _color(bar: str, i: int) -> str:
+    for key, col in BAR_COLORS.items():
+        if bar.startswith(key):
+            return col
+    return plt.cm.tab10(i % 10)
+
+
+def _bars(ax, table: pd.DataFrame, floor: float | None):
+    datasets = list(dict.fromkeys(table["dataset"]))
+    bars = list(dict.fromkeys(table["bar"]))
+    width = 0.8 / max(len(bars), 1)
+    x = np.arange(len(datasets))
+    for i, bar in enumerate(bars):
+        vals = [table.loc[(table["dataset"] == d) & (table["bar"] == bar), "epsilon"].squeeze() if ((table["dataset"] == d) & (table["bar"] == bar)).any() else np.nan for d in datasets]
+        hatch = "//" if "Pois-AdvQ" in bar else None
+        ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i), hatch=hatch, edgecolor="white")
+    if floor is not None:
+        ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
+    ax.set_xticks(x, datasets)
+    ax.set_yscale("log")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+
+
+def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = None):
+    """One panel per algorithm (Figs. 3–4): grouped ε bars per dataset.
+
+    Args:
+        table: columns ``algo``, ``dataset``, ``bar`` (legend label), ``epsilon``; panels and
+            bars in order of first appearance.
+        title: figure title.
+        floor: ε of a zero RDP curve (drawn as a dotted line).
+    """
+    algos = list(dict.fromkeys(table["algo"]))
+    fig, axes = plt.subplots(1, len(algos), figsize=(4.6 * len(algos) + 2.2, 4.0), squeeze=False)
+    for ax, algo in zip(axes[0], algos):
+        _bars(ax, table[table["algo"] == algo], floor)
+        ax.set_title(algo, fontsize=10)
+        ax.set_ylabel("ε at δ = 1e-6")
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1 - 2.2 / (4.6 * len(algos) + 2.2), 1))
+    return fig
+
+
+def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_title: str, floor: float | None = None):
+    """Appendix E figure: ε bars (theory, exact, 2-cut and k-cut audits) + RDP vs order.
+
+    Args:
+        bars: columns ``dataset``, ``bar``, ``epsilon``.
+        rdp: column ``order`` + one column per curve (legend label = column name).
+        title, rdp_title: titles of the figure and of the RDP panel.
+        floor: ε of a zero RDP curve.
+    """
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0))
+    _bars(ax0, bars, floor)
+    ax0.set_ylabel("ε at δ = 1e-6")
+    ax0.legend(fontsize=7, frameon=False)
+    for i, col in enumerate(c for c in rdp.columns if c != "order"):
+        y = rdp[col].to_numpy(dtype=float)
+        y = np.where(y > 0, y, np.nan)
+        ax1.plot(rdp["order"], y, marker="o" if "audit" in col else None, markersize=3, label=col, color=_color(col, i))
+    ax1.set_xscale("log", base=2)
+    ax1.set_yscale("log")
+    ax1.set_xlabel("Rényi order α")
+    ax1.set_ylabel("composed RDP ε(α) (0 not drawn)")
+    ax1.set_title(rdp_title, fontsize=9)
+    ax1.grid(True, which="both", alpha=0.3)
+    ax1.legend(fontsize=7, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,194 @@
+"""Figures of Wang et al. 2022 (vote-histogram leakage). Each function returns
+``(figure, DataFrame)``; the DataFrame holds every plotted number (written as the CSV)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = [
+    "plot_consensus_distribution",
+    "plot_budget_errors",
+    "plot_error_vs_cost",
+    "plot_error_per_sigma",
+    "plot_phd_consensus",
+    "plot_caching_defence",
+]
+
+LEVEL_COLOURS = {"low": "tab:red", "medium": "tab:orange", "high": "tab:green"}
+
+
+def plot_consensus_distribution(data: dict, bins: int = 20):
+    """Fig. 3: histogram of max vote share per dataset; dashed lines at the tertile cuts.
+
+    ``data``: dataset title → ``(shares (K,), levels (K,) in {0,1,2})``.
+    """
+    fig, axes = plt.subplots(1, len(data), figsize=(5 * len(data), 3.6), squeeze=False)
+    rows = []
+    edges = np.linspace(0, 1, bins + 1)
+    for ax, (name, (shares, levels)) in zip(axes[0], data.items()):
+        counts, _ = np.histogram(shares, bins=edges)
+        ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="tab:blue", edgecolor="white")
+        cuts = [float(np.max(shares[levels == 0])), float(np.max(shares[levels == 1]))]
+        for q, c in zip(("33.3%", "66.7%"), cuts):
+            ax.axvline(c, color="red", ls="--", lw=1.2)
+            rows.append({"dataset": name, "kind": "tertile_cut", "quantile": q, "value": c, "bin_lo": np.nan, "bin_hi": np.nan, "count": np.nan})
+        for lo, hi, n in zip(edges[:-1], edges[1:], counts):
+            rows.append({"dataset": name, "kind": "bin", "quantile": "", "value": np.nan, "bin_lo": lo, "bin_hi": hi, "count": int(n)})
+        for lev, lab in enumerate(("low", "medium", "high")):
+            rows.append({"dataset": name, "kind": f"level_size_{lab}", "quantile": "", "value": int(np.sum(levels == lev)), "bin_lo": np.nan, "bin_hi": np.nan, "count": np.nan})
+        ax.set_title(f"{name}: {len(shares)} histograms")
+        ax.set_xlabel("consensus (top-agreed label share)")
+        ax.set_ylabel("number of histograms")
+    fig.tight_layout()
+    return fig, pd.DataFrame(rows)
+
+
+def _labels_colours(df):
+    return list(df["label"]), [LEVEL_COLOURS.get(v, "grey") for v in df["level"]]
+
+
+def plot_budget_errors(data: dict):
+    """Fig. 4: error per histogram of the budget-limited attacker, one panel per dataset.
+
+    ``data``: dataset title → attack rows with ``attack == "budget"``.
+    """
+    fig, axes = plt.subplots(1, len(data), figsize=(6 * len(data), 3.6), squeeze=False)
+    out = []
+    for ax, (name, df) in zip(axes[0], data.items()):
+        df = df[df["attack"] == "budget"].reset_index(drop=True)
+        labels, colours = _labels_colours(df)
+        ax.bar(range(len(df)), df["error"], color=colours)
+        ax.set_xticks(range(len(df)), labels, rotation=90, fontsize=8)
+        budget, delta, sigma = df["budget"].iloc[0], df["delta"].iloc[0], df["sigma"].iloc[0]
+        ax.set_title(f"{name}: budget ε = {budget:g} (δ = {delta:g}), σ = {sigma:g}\nmean error {df['error'].mean():.3f}", fontsize=10)
+        ax.set_ylabel("error rate (normalised L1)")
+        for i, m in enumerate(df["num_queries"]):
+            ax.annotate(f"{int(m):,}", (i, df["error"].iloc[i]), ha="center", va="bottom", fontsize=6, rotation=90)
+        ax.set_ylim(0, 1.25 * float(df["error"].max()))
+        out.append(df.assign(dataset=name)[["dataset", "label", "level", "sigma", "budget", "delta", "num_queries", "privacy_cost", "error"]])
+    fig.tight_layout()
+    return fig, pd.concat(out, ignore_index=True)
+
+
+def plot_error_vs_cost(data: dict):
+    """Fig. 5: error vs privacy cost of the 10^4-query attacks (each histogram and σ), with
+    the mean per (dataset, σ) as large markers."""
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    markers = ["o", "s", "^", "D"]
+    out = []
+    for (name, df), mk in zip(data.items(), markers):
+        df = df[df["attack"] == "query_limit"]
+        sigmas = sorted(df["sigma"].unique())
+        cmap = plt.get_cmap("viridis", len(sigmas))
+        for j, s in enumerate(sigmas):
+            d = df[df["sigma"] == s]
+            ax.scatter(d["privacy_cost"], d["error"], s=12, marker=mk, color=cmap(j), alpha=0.45)
+            ax.scatter(d["privacy_cost"].mean(), d["error"].mean(), s=90, marker=mk, color=cmap(j), edgecolor="black", label=f"{name}, σ = {s:g} (mean)")
+            out.append(d.assign(dataset=name, point="histogram")[["dataset", "point", "label", "sigma", "privacy_cost", "error"]])
+            out.append(pd.DataFrame([{"dataset": name, "point": "mean", "label": "", "sigma": s, "privacy_cost": d["privacy_cost"].mean(), "error": d["error"].mean()}]))
+    res = pd.concat(out, ignore_index=True)
+    rho = res[res["point"] == "histogram"][["privacy_cost", "error"]].corr(method="spearman").iloc[0, 1]
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("privacy cost ε of the attack (10^4 queries)")
+    ax.set_ylabel("error rate (normalised L1)")
+    ax.set_title(f"Error vs privacy cost (Spearman ρ = {rho:.2f})", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig, res
+
+
+def plot_error_per_sigma(df: pd.DataFrame, title: str):
+    """Figs. 6/7: error per histogram and σ (bars) with 10^4 queries; privacy cost (red
+    dots) on the right axis."""
+    df = df[df["attack"] == "query_limit"]
+    sigmas = sorted(df["sigma"].unique())
+    labels = list(dict.fromkeys(df["label"]))
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax2 = ax.twinx()
+    width = 0.8 / len(sigmas)
+    cmap = plt.get_cmap("Blues", len(sigmas) + 1)
+    for j, s in enumerate(sigmas):
+        d = df[df["sigma"] == s].set_index("label").reindex(labels)
+        x = np.arange(len(labels)) + (j - (len(sigmas) - 1) / 2) * width
+        ax.bar(x, d["error"], width=width, color=cmap(j + 1), label=f"σ = {s:g}")
+        ax2.plot(x, d["privacy_cost"], "o", color="red", ms=3, label="privacy cost" if j == 0 else None)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel("error rate (normalised L1)")
+    ax2.set_ylabel("privacy cost ε", color="red")
+    ax2.set_yscale("log")
+    ax.set_title(title, fontsize=10)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.set_ylim(0, 1.3 * float(df["error"].max()))
+    costs = df["privacy_cost"][df["privacy_cost"] > 0]
+    if len(costs):
+        ax2.set_ylim(costs.min() / 1.5, costs.max() * 4)  # headroom for the legend
+    ax2.legend(h1 + h2, l1 + l2, fontsize=8, ncol=5, loc="upper left", framealpha=1.0)
+    fig.tight_layout()
+    return fig, df[["label", "level", "sigma", "num_queries", "delta", "error", "privacy_cost"]].reset_index(drop=True)
+
+
+def plot_phd_consensus(summaries: dict, threshold: float):
+    """Fig. 1: high vs low consensus counts of PhD / non-PhD test points, one panel per
+    variant (true histograms; histograms reconstructed from noisy answers)."""
+    fig, axes = plt.subplots(1, len(summaries), figsize=(5 * len(summaries), 3.6), squeeze=False)
+    rows = []
+    for ax, (name, s) in zip(axes[0], summaries.items()):
+        groups = ["PhD", "non-PhD"]
+        high = [s["phd_high"], s["nonphd_high"]]
+        low = [s["phd_low"], s["nonphd_low"]]
+        x = np.arange(2)
+        ax.bar(x - 0.2, high, 0.4, label=f"high consensus (≥ {threshold:.0%})", color="tab:green")
+        ax.bar(x + 0.2, low, 0.4, label=f"low consensus (< {threshold:.0%})", color="tab:red")
+        ax.set_xticks(x, groups)
+        ax.set_ylabel("test points (balanced set)")
+        ax.set_title(f"{name}\nprecision of 'low consensus ⇒ PhD' = {s['precision']:.2f}", fontsize=10)
+        ax.legend(fontsize=8)
+        for g, hh, ll in zip(groups, high, low):
+            rows.append({"variant": name, "group": g, "high_consensus": hh, "low_consensus": ll, "precision": s["precision"], "recall": s["recall"], "threshold": threshold})
+    fig.tight_layout()
+    return fig, pd.DataFrame(rows)
+
+
+def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame):
+    """Defence (Wang §5): (a) error vs queries with/without answer caching; (b) 2-cut
+    audits of Nat-AdvQ / Pois-AdvQ composed n_Q times (no cache) vs single query (cache)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    for hi, d in recon.groupby("histogram"):
+        colour = f"C{hi}"
+        for cache, ls in ((False, "-"), (True, "--")):
+            e = d[d["cache_answers"] == cache]
+            a.errorbar(e["num_queries"], e["mean_error"], yerr=e["std_error"], ls=ls, color=colour, marker="o", ms=3, capsize=2, label=f"H{hi} = [{d['true'].iloc[0]}] {'cached' if cache else 'no cache'}")
+        a.axhline(d["single_answer_error"].iloc[0], color=colour, ls=":", lw=1)
+    a.set_xscale("log")
+    a.set_xlabel("queries M of the same input")
+    a.set_ylabel("reconstruction error (normalised L1)")
+    a.set_title("(a) reconstruction; dotted: one-answer (no-information) level", fontsize=9)
+    a.legend(fontsize=6, ncol=1)
+    names = {"nat_advq": "Nat-AdvQ", "pois_advq": "Pois-AdvQ"}
+    colours = {"nat_advq": "tab:blue", "pois_advq": "tab:orange"}
+    for adv, d in audits.groupby("adversary"):
+        n = int(d["num_repetitions"].iloc[0])
+        b.plot(d["order"], d["audit_no_cache"], "-o", ms=3, color=colours[adv], label=f"{names[adv]} 2-cut audit, no cache (n_Q = {n})")
+        b.plot(d["order"], d["audit_cache"], "--o", ms=3, color=colours[adv], label=f"{names[adv]} 2-cut audit, cache")
+        b.plot(d["order"], d["exact_no_cache"], ":", color=colours[adv], lw=1, label=f"{names[adv]} exact RDP × n_Q")
+    b.set_xscale("log")
+    b.set_yscale("log")
+    b.xaxis.set_minor_formatter(NullFormatter())
+    ticks = sorted(audits["order"].unique())
+    b.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
+    b.set_xlabel("order α")
+    b.set_ylabel("RDP lower bound ε(α)")
+    b.set_title("(b) audits of repeated queries", fontsize=9)
+    b.legend(fontsize=6)
+    fig.tight_layout()
+    recon_out = recon.assign(panel="a_reconstruction")
+    audit_out = audits.assign(panel="b_audit")
+    return fig, pd.concat([recon_out, audit_out], ignore_index=True)

@@ -1,0 +1,145 @@
+"""PATE / CaPC stage of the workflow end to end (Chadha et al. 2024, Figs. 3, 4, findings).
+
+`snakemake chadha_fig3 chadha_fig4 chadha_findings` runs in a temporary directory on
+tests/configs/tiny.yaml (sklearn digits, 20 logreg teachers, σ = 2, n_Q = 12, T = 2e4);
+the figures, their CSVs, the per-query audits and the findings table are checked against
+closed forms and the orderings that must hold by construction. The library is tested in
+tests/test_private_prediction.py and friends; nothing here repeats those tests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from ppaudit.accounting import rdp_to_dp
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+TARGETS = ("chadha_fig3", "chadha_fig4", "chadha_findings")
+
+
+def run_snakemake(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def tiny_pc() -> dict:
+    return yaml.safe_load(TINY.read_text())["chadha2024"]["pate_capc"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("pate_capc")
+    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY))
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
+    return workdir
+
+
+def audit_dir(run_dir: Path, algo: str, adversary: str) -> Path:
+    cfg = tiny_pc()
+    sigma = cfg["dataset_settings"]["digits"]["sigma"]
+    seed = yaml.safe_load(TINY.read_text())["seed"]
+    return run_dir / "results" / "audits" / algo / "digits" / "logreg" / f"seed{seed}" / adversary / f"sigma{sigma:g}"
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_fig3_fig4_files_and_panels(run_dir):
+    for fig, advs in (("fig3", {"nat-advq", "pois-advq"}), ("fig4", {"pois-natq"})):
+        base = run_dir / "results" / "figures" / "chadha2024" / fig
+        assert base.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
+        assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        csv = pd.read_csv(base.with_suffix(".csv"))
+        assert list(csv.columns) == ["algo", "dataset", "bar", "adversary", "column", "epsilon"]
+        assert set(csv["algo"]) == {"pate", "capc"} and set(csv["dataset"]) == {"digits"}
+        assert set(csv["adversary"]) == advs
+        assert np.isfinite(csv["epsilon"]).all() and (csv["epsilon"] > 0).all(), csv
+        # one bar per (theory/exact/audit, adversary), per algorithm
+        assert len(csv) == 2 * (1 + 3 * len(advs)), csv
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_data_independent_bar_is_the_closed_form(run_dir):
+    # n_Q repetitions (AdvQ) or n_Q natural queries (Pois-NatQ) of α/σ² each, then Thm 1.
+    cfg = tiny_pc()
+    sigma, nq = cfg["dataset_settings"]["digits"]["sigma"], cfg["num_queries"]
+    orders = np.asarray(cfg["orders"], dtype=float)
+    expected = rdp_to_dp(nq * orders / sigma**2, orders, 1e-6)
+    for fig in ("fig3", "fig4"):
+        csv = pd.read_csv(run_dir / "results" / "figures" / "chadha2024" / f"{fig}.csv")
+        di = csv.loc[csv["column"] == "data_independent", "epsilon"]
+        np.testing.assert_allclose(di, expected, rtol=1e-10)
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_per_query_audits_are_lower_bounds_and_theory_upper_bounds(run_dir):
+    for algo in ("pate", "capc"):
+        for adv in ("nat-advq", "pois-advq", "pois-natq"):
+            d = audit_dir(run_dir, algo, adv)
+            pq = pd.read_csv(d / "per_query.csv")
+            assert (pq[["two_cut_cp", "k_cut", "exact", "data_dependent", "data_independent"]] >= 0).all().all()
+            # the 2-cut audit never exceeds the certified upper end of the exact RDP, nor theory
+            enum = pq["exact_method"].isin(["enumerate", "identical"])
+            assert (pq.loc[enum, "two_cut_cp"] <= pq.loc[enum, "exact_hi"] + 1e-9).all(), pq[enum]
+            assert (pq["two_cut_cp"] <= pq["data_independent"] + 1e-12).all()
+            np.testing.assert_allclose(pq["data_independent"], pq["order"] / 2.0**2, rtol=1e-12)
+            # composition: the composed RDP is repetitions × per-query RDP summed over queries
+            rdp = pd.read_csv(d / "rdp.csv")
+            for cand, g in pq.groupby("candidate"):
+                comp = (g["exact"] * g["repetitions"]).groupby(g["order"]).sum()
+                got = rdp[rdp["candidate"] == cand].set_index("order")["exact"]
+                np.testing.assert_allclose(got.loc[comp.index], comp, rtol=1e-9, atol=1e-12)
+            summary = pd.read_csv(d / "summary.csv")
+            assert set(summary["case"]) == {"worst", "max", "average"}
+            assert (summary["epsilon"] >= summary["eps_floor"] - 1e-12).all()
+    # CaPC with a deterministic learner: point-mass teachers, exact RDP by enumeration
+    pq = pd.read_csv(audit_dir(run_dir, "capc", "pois-advq") / "per_query.csv")
+    assert set(pq["exact_method"]) <= {"enumerate", "identical"}
+    # at σ = 2 the poisoned CaPC teacher is detected by the audit (ε above the zero-RDP floor)
+    s = pd.read_csv(audit_dir(run_dir, "capc", "pois-advq") / "summary.csv")
+    worst = s[(s["case"] == "worst") & (s["column"] == "two_cut_cp")].iloc[0]
+    assert worst["epsilon"] > worst["eps_floor"] * 5, s
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_findings_table_concatenates_the_parts(run_dir):
+    table = pd.read_csv(run_dir / "results" / "tables" / "chadha2024_findings.csv")
+    assert list(table.columns) == ["dataset", "algo", "finding", "adversary", "case", "values", "holds", "at_floor", "note"]
+    assert set(table["algo"]) == {"pate", "capc"}
+    assert table["holds"].dtype == bool and table["at_floor"].dtype == bool
+    findings = set(table["finding"])
+    assert {"audit<=exact<=dd<=di", "pois-advq>=nat-advq", "capc>=pate", "pois-natq<<advq"} <= findings
+    parts = [pd.read_csv(run_dir / "results" / "tables" / "findings" / f"{a}.csv") for a in ("pate", "capc")]
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), table)
+    # the data-independent bound is the top of every chain
+    chain = table[table["finding"] == "audit<=exact<=dd<=di"]
+    for values in chain["values"]:
+        nums = [float(v.split("=")[1]) for v in values.split(" ≤ ")]
+        assert nums[-1] == max(nums), values
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_second_run_is_a_no_op(run_dir):
+    proc = run_snakemake(*TARGETS, "--cores", "1", "--directory", str(run_dir), "--configfile", str(TINY), "-n")
+    assert proc.returncode == 0, proc.stderr
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout
+
+
+def test_pate_capc_config_errors_name_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"chadha2024": {"pate_capc": {"datasets": ["digits"], "rdp_panel_dataset": "mnist"}}}))
+    proc = run_snakemake("-n", "chadha_fig3", "--directory", str(tmp_path), "--configfile", str(TINY), str(bad), timeout=120)
+    assert proc.returncode != 0
+    assert "chadha2024.pate_capc.rdp_panel_dataset" in proc.stdout + proc.stderr

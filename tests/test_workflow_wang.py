@@ -1,0 +1,184 @@
+"""Wang et al. 2022 targets end to end through Snakemake on the tiny config.
+
+``wang_fig6`` (MNIST-subset histograms → L/M/H selection → 10^4-style query-limit and
+budget attacks → figure) and ``wang_fig1`` (UCI Adult partition forests → consensus of
+true and reconstructed histograms → figure) run in a temporary directory with
+tests/configs/tiny.yaml; the figures, CSVs and the numbers in them are checked. Also:
+config validation of the wang2022 section, and the UCI Adult loader.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+
+
+def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def output_of(proc: subprocess.CompletedProcess) -> str:
+    return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("wang_workflow")
+    proc = run_snakemake("wang_fig6", "wang_fig1", "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY))
+    assert proc.returncode == 0, output_of(proc)
+    return workdir
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(600)
+def test_figures_written(tiny_run):
+    for fig in ("fig6", "fig1"):
+        base = tiny_run / "results" / "figures" / "wang2022" / fig
+        assert base.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
+        assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        assert base.with_suffix(".csv").stat().st_size > 0
+    assert (tiny_run / "logs" / "train_wang_teachers" / "mnist.log").stat().st_size > 0
+    assert (tiny_run / "benchmarks" / "train_wang_teachers" / "mnist.tsv").exists()
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(600)
+def test_fig6_numbers_are_sane(tiny_run):
+    tiny = yaml.safe_load(TINY.read_text())["wang2022"]
+    per_level, sigmas = tiny["attack"]["per_level"], tiny["attack"]["sigmas"]
+    hist = np.load(tiny_run / "results" / "wang2022" / "histograms" / "mnist.npz")["histograms"]
+    assert hist.shape == (tiny["datasets"]["mnist"]["test_size"], 10)
+    assert np.all(hist.sum(1) == tiny["histograms"]["num_teachers"])
+    fig = pd.read_csv(tiny_run / "results" / "figures" / "wang2022" / "fig6.csv")
+    assert len(fig) == 3 * per_level * len(sigmas)
+    assert set(fig["sigma"]) == set(map(float, sigmas))
+    assert (fig["num_queries"] == tiny["attack"]["num_queries"]).all()
+    assert fig["error"].between(0, 1).all() and fig["privacy_cost"].ge(0).all()
+    # 2000 answers: the attack recovers a 20-teacher histogram much better than knowing nothing (≈ 0.5+)
+    assert fig["error"].mean() < 0.3
+    attacks = pd.read_csv(tiny_run / "results" / "wang2022" / "attacks" / "mnist.csv")
+    budget = attacks[attacks["attack"] == "budget"]
+    assert len(budget) == 3 * per_level
+    assert (budget["privacy_cost"] <= budget["budget"] + 1e-9).all()
+    labels = list(dict.fromkeys(fig["label"]))
+    assert labels == [f"{lev}{i}" for lev in "LMH" for i in range(1, per_level + 1)]
+    # consensus levels are ordered
+    sel = pd.read_csv(tiny_run / "results" / "wang2022" / "selection" / "mnist.csv")
+    means = sel.groupby("level")["max_vote_share"].mean()
+    assert means["low"] <= means["medium"] <= means["high"]
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(600)
+def test_fig1_numbers_are_sane(tiny_run):
+    cons = pd.read_csv(tiny_run / "results" / "wang2022" / "adult" / "consensus.csv")
+    assert cons["phd"].sum() == (~cons["phd"]).sum() > 50  # balanced test set
+    assert ((cons["votes_le50k"] + cons["votes_gt50k"]) == 20).all()
+    assert cons["consensus_true"].between(0.5, 1).all() and cons["consensus_reconstructed"].between(0.5, 1).all()
+    assert (cons["consensus_true"] - cons["consensus_reconstructed"]).abs().mean() < 0.15
+    fig = pd.read_csv(tiny_run / "results" / "figures" / "wang2022" / "fig1.csv")
+    assert len(fig) == 4
+    for _, grp in fig.groupby("variant"):
+        assert (grp["high_consensus"] + grp["low_consensus"]).sum() == len(cons)
+        p = grp["precision"].iloc[0]
+        assert np.isnan(p) or 0 <= p <= 1
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(120)
+def test_bad_wang_config_names_the_key(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("wang2022:\n  attack:\n    num_queries: 0\n")
+    proc = run_snakemake("-n", "wang_fig6", "--configfile", str(cfg))
+    assert proc.returncode != 0
+    assert "wang2022.attack.num_queries" in proc.stdout + proc.stderr
+    cfg.write_text("wang2022:\n  attack:\n    per_level: 5\n  datasets:\n    mnist: {test_size: 10}\n")
+    proc = run_snakemake("-n", "wang_fig6", "--configfile", str(cfg))
+    assert proc.returncode != 0
+    assert "wang2022.datasets.mnist.test_size" in proc.stdout + proc.stderr
+
+
+def test_adult_loader():
+    from ppaudit.adult import adult_features, consensus_rule_summary, load_adult
+
+    df = load_adult()
+    assert len(df) == 45222
+    assert 0.005 < df["phd"].mean() < 0.02 and 0.2 < df["label"].mean() < 0.3
+    x = adult_features(df.head(50))
+    assert x.shape[0] == 50 and np.isfinite(x).all()
+    s = consensus_rule_summary(np.array([0.6, 0.9, 0.7, 1.0]), np.array([True, True, False, False]), 0.75)
+    assert (s["phd_low"], s["phd_high"], s["nonphd_low"], s["nonphd_high"]) == (1, 1, 1, 1)
+    assert s["precision"] == 0.5
+
+
+def test_caching_defence_functions():
+    from ppaudit.experiments.wang2022 import caching_audits, caching_reconstruction, neighbouring_pair
+
+    h0, h1 = neighbouring_pair([14, 12, 10, 8, 6], "nat_advq")
+    assert list(h1) == [15, 11, 10, 8, 6] and list(h0) == [14, 12, 10, 8, 6]
+    assert list(neighbouring_pair([14, 12, 10], "pois_advq")[1]) == [13, 13, 10]
+    rng = np.random.default_rng(0)
+    audits = caching_audits([14, 12, 10, 8, 6], 2.0, 10**6, [2.0, 8.0], 50, 0.95, rng)
+    assert np.allclose(audits["audit_no_cache"], 50 * audits["audit_cache"])
+    assert (audits["audit_cache"] <= audits["exact_cache"] + 1e-9).all()  # a valid lower bound
+    assert (audits["audit_cache"] > 0).all()
+    recon = caching_reconstruction([[150, 60, 25, 10, 5]], 40.0, [1, 2000], 3, rng)
+    cached = recon[recon["cache_answers"]]
+    assert (cached["fresh_answers"] == 1).all()
+    fresh = recon[~recon["cache_answers"] & (recon["num_queries"] == 2000)]
+    assert fresh["mean_error"].iloc[0] < 0.5 * fresh["single_answer_error"].iloc[0]
+
+
+def test_sigma_findings_reports_failures():
+    from ppaudit.experiments.wang2022 import sigma_findings
+
+    rows = [{"attack": "query_limit", "label": f"L{i}", "sigma": s, "error": e}
+            for i in range(3) for s, e in ((40, 0.03), (100, 0.01 if i else 0.05))]
+    out = sigma_findings(pd.DataFrame(rows), "toy").set_index("check")
+    assert bool(out.loc["mean_error_at_max_sigma_below_min_sigma", "holds"])
+    assert bool(out.loc["share_histograms_improving", "holds"])
+    rows = [{**r, "error": 0.1 if r["sigma"] == 100 else 0.01} for r in rows]
+    out = sigma_findings(pd.DataFrame(rows), "toy").set_index("check")
+    assert not out["holds"].any()
+
+
+def test_adult_download_verifies_checksums(tmp_path):
+    """download_adult fetches both UCI files (served here from the packaged copies) and
+    load_adult(source="download") reads them; a corrupted body is rejected."""
+    import io
+
+    from ppaudit.adult import ADULT_FILES, adult_package_dir, download_adult, load_adult
+    from ppaudit.data import DownloadError
+
+    folder = adult_package_dir()
+    urls = []
+
+    class Resp(io.BytesIO):
+        headers = None
+
+    def opener(url, timeout=None):
+        urls.append(url)
+        return Resp((folder / url.rsplit("/", 1)[1]).read_bytes())
+
+    dest = download_adult(tmp_path, opener=opener)
+    assert urls == [f.url for f in ADULT_FILES]
+    assert all(u.startswith("https://archive.ics.uci.edu/") for u in urls)
+    assert len(load_adult("download", root=tmp_path, opener=opener)) == 45222
+    assert (dest / "adult.data").is_file()
+
+    def bad_opener(url, timeout=None):
+        return Resp(b"not the adult data")
+
+    with pytest.raises(DownloadError):
+        download_adult(tmp_path / "bad", opener=bad_opener, retries=1, backoff=0)

@@ -1,0 +1,155 @@
+# PATE and CaPC audits (Chadha et al. 2024, §5.1–5.2, §5.4, App. D.1, E.1–E.2): config
+# checks, path helpers and the extensible input lists of Figs. 3/4 and of the findings
+# table. Functions only (rules: workflow/rules/pate_capc.smk).
+#
+# Paths share the prefix P = {algo}/{dataset}/{model}/seed{seed}:
+#   results/queries/{dataset}/seed{seed}.npz                  query set (test-set indices)
+#   results/votes/P/votes_S.npz                               teachers of S, N_g instantiations
+#   results/canaries/P/{adversary}.npz                        candidate canaries
+#   results/votes/P/{adversary}/votes_S_prime.npz             canary-holding teacher
+#   results/fits/P/{adversary}.npz                            P_q, P'_q (MLE)
+#   results/audits/P/{adversary}/sigma{sigma}/per_query.csv   per-query RDP (audits, exact, theory)
+#   results/audits/P/{adversary}/sigma{sigma}/{rdp,eps,summary}.csv  composed, ε at δ, worst/average
+#   results/chadha2024/private_prediction/{algo}/summary.csv  every summary of one algorithm
+#   results/tables/findings/{algo}.csv                        the paper's orderings, checked
+
+PC_ALGOS = ("pate", "capc")
+PC_ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
+PC_ADVERSARY_LABELS = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ", "pois-natq": "Pois-NatQ"}
+
+# Appendix figures (App. E.1–E.2): figure -> (algorithm, adversary, case).
+PC_APPENDIX_FIGURES = {
+    "fig7": ("pate", "nat-advq", "worst"),
+    "fig8": ("pate", "nat-advq", "average"),
+    "fig9": ("pate", "pois-advq", "worst"),
+    "fig10": ("pate", "pois-advq", "average"),
+    "fig11": ("pate", "pois-natq", "worst"),
+    "fig12": ("capc", "nat-advq", "worst"),
+    "fig13": ("capc", "nat-advq", "average"),
+    "fig14": ("capc", "pois-advq", "worst"),
+    "fig15": ("capc", "pois-advq", "average"),
+    "fig16": ("capc", "pois-natq", "worst"),
+}
+
+
+def pc_config():
+    """The chadha2024.pate_capc section of the config."""
+    return config["chadha2024"]["pate_capc"]
+
+
+def _validate_pate_capc(cfg):
+    known = cfg["dataset_settings"]
+    for ds in cfg["datasets"]:
+        if ds not in known:
+            raise WorkflowError(f"Invalid configuration: chadha2024.pate_capc.datasets names {ds!r}, which has no entry in chadha2024.pate_capc.dataset_settings (have {sorted(known)})")
+        if cfg["source"] == "packaged" and ds == "cifar10":
+            raise WorkflowError("Invalid configuration: chadha2024.pate_capc.datasets holds 'cifar10', which has no packaged copy; set chadha2024.pate_capc.source: download")
+        if cfg["source"] == "download" and ds == "digits":
+            raise WorkflowError("Invalid configuration: chadha2024.pate_capc.datasets holds 'digits', which is packaged only; set chadha2024.pate_capc.source: packaged")
+    panel = cfg["rdp_panel_dataset"]
+    if panel and panel not in cfg["datasets"]:
+        raise WorkflowError(f"Invalid configuration: chadha2024.pate_capc.rdp_panel_dataset {panel!r} is not in chadha2024.pate_capc.datasets {cfg['datasets']}")
+    for adv, n in cfg["candidates"].items():
+        if n > cfg["num_queries"]:
+            raise WorkflowError(f"Invalid configuration: chadha2024.pate_capc.candidates.{adv} = {n} exceeds chadha2024.pate_capc.num_queries = {cfg['num_queries']}")
+    if max(cfg["orders"]) < 32:
+        raise WorkflowError(f"Invalid configuration: chadha2024.pate_capc.orders ends at {max(cfg['orders'])}; the ε of a zero RDP curve is set by the largest order, so include orders up to at least 32 (e.g. 256)")
+
+
+_validate_pate_capc(pc_config())
+
+
+def pc_dataset(dataset):
+    """Teachers, σ and model of one dataset (chadha2024.pate_capc.dataset_settings)."""
+    return pc_config()["dataset_settings"][dataset]
+
+
+def pc_model(dataset):
+    return pc_dataset(dataset)["model"]
+
+
+def pc_sigma(dataset):
+    """σ of a dataset as written in paths (sigma40, sigma2.5)."""
+    return f"{float(pc_dataset(dataset)['sigma']):g}"
+
+
+def pc_prefix(algo, dataset):
+    """{algo}/{dataset}/{model}/seed{seed} for the configured model and seed."""
+    return f"{algo}/{dataset}/{pc_model(dataset)}/seed{config['seed']}"
+
+
+def pc_audit_dir(algo, dataset, adversary):
+    return f"results/audits/{pc_prefix(algo, dataset)}/{adversary}/sigma{pc_sigma(dataset)}"
+
+
+def pc_teacher_params(model):
+    """Hyper-parameters of a teacher model (chadha2024.pate_capc.teacher_params.<model>)."""
+    return dict(pc_config()["teacher_params"].get(model, {}))
+
+
+def pc_dataset_inputs(wildcards):
+    """The download marker of a dataset when the config downloads it, else nothing."""
+    if pc_config()["source"] == "download":
+        return [f"resources/datasets/{wildcards.dataset}/.verified"]
+    return []
+
+
+def pc_instantiations(algo):
+    return pc_config()["num_instantiations"][algo]
+
+
+def pc_algo_summaries(wildcards):
+    """Every compose_audit summary of one algorithm (all datasets and adversaries)."""
+    return [
+        f"{pc_audit_dir(wildcards.algo, ds, adv)}/summary.csv"
+        for ds in pc_config()["datasets"]
+        for adv in PC_ADVERSARIES
+    ]
+
+
+def pc_panel_dataset():
+    """Dataset of the RDP-vs-order panel of the appendix figures."""
+    cfg = pc_config()
+    return cfg["rdp_panel_dataset"] or cfg["datasets"][0]
+
+
+def pc_epsilon_floor():
+    """ε of an all-zero RDP curve at the configured orders and δ (an audit that found nothing)."""
+    from ppaudit.experiments.pate_capc_findings import epsilon_floor
+
+    return epsilon_floor(pc_config()["orders"], pc_config()["delta"])
+
+
+# Figs. 3 and 4 take a list of per-algorithm summary CSVs (same columns as
+# results/chadha2024/private_prediction/{algo}/summary.csv). Another algorithm's stage
+# (PromptPATE) adds its panel by appending its summary path to this list in its own
+# _common.smk, included after this file.
+CHADHA_FIG34_SUMMARIES = [f"results/chadha2024/private_prediction/{algo}/summary.csv" for algo in PC_ALGOS]
+
+# Parts of the findings table results/tables/chadha2024_findings.csv, one CSV per
+# algorithm with the columns of ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS.
+# Other stages (kNN, PromptPATE) append theirs: CHADHA_FINDINGS_PARTS.append(...).
+CHADHA_FINDINGS_PARTS = [f"results/tables/findings/{algo}.csv" for algo in PC_ALGOS]
+
+
+def chadha_fig34_summaries():
+    """Summary CSVs drawn as panels of Figs. 3 and 4 (extensible list)."""
+    return list(CHADHA_FIG34_SUMMARIES)
+
+
+def chadha_findings_parts():
+    """Per-algorithm parts of the findings table (extensible list)."""
+    return list(CHADHA_FINDINGS_PARTS)
+
+
+def pc_appendix_caption(fig):
+    algo, adv, case = PC_APPENDIX_FIGURES[fig]
+    return f"{'PATE' if algo == 'pate' else 'CaPC'}, {case} case for the {PC_ADVERSARY_LABELS[adv]} adversary"
+
+
+def chadha_pate_capc_targets():
+    """Every file of the PATE/CaPC targets (Figs. 3, 4, 7–16 and the findings table)."""
+    figs = ["fig3", "fig4", *PC_APPENDIX_FIGURES]
+    return expand("results/figures/chadha2024/{fig}.{ext}", fig=figs, ext=("pdf", "png", "csv")) + [
+        "results/tables/chadha2024_findings.csv"
+    ]

@@ -1,0 +1,34 @@
+# The papers' explicitly stated numbers next to ours (for `snakemake --report`):
+#
+#   results/tables/paper_comparison.csv   one row per paper number: paper value, ours,
+#                                         difference, status (computed / not computed / not found)
+#
+# Inputs: workflow/data/paper_numbers.csv and those result files named there that some
+# rule of this workflow produces (report_common.smk), so new targets are picked up as
+# they are added.
+
+
+localrules:
+    paper_comparison,
+
+
+rule paper_comparison:
+    input:
+        numbers=PAPER_NUMBERS,
+        results=paper_comparison_inputs,
+    output:
+        table=report(
+            "results/tables/paper_comparison.csv",
+            caption="../report/paper_comparison.rst",
+            category="Paper vs ppaudit",
+            labels={"table": "paper numbers vs ours"},
+        ),
+    log:
+        "logs/paper_comparison/paper_comparison.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/audit.yaml"
+    script:
+        "../scripts/report_paper_comparison.py"

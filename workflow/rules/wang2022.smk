@@ -1,0 +1,352 @@
+# Wang et al. 2022, "In Differential Privacy, There is Truth: On Vote Leakage in Ensemble
+# Private Learning": histogram reconstruction from noisy-argmax answers (Figs. 3–7), the
+# PhD-detection attack on UCI Adult (Fig. 1, direct and end-to-end) and the answer-caching
+# defence (§5).
+#
+#   results/wang2022/histograms/{dataset}.npz      vote histograms of one 250-teacher PATE
+#   results/wang2022/attacks/{dataset}.csv         query-limit and budget attacks on L/M/H
+#   results/wang2022/adult/votes.csv               RF-ensemble votes on the balanced test set
+#   results/wang2022/adult/consensus.csv           + consensus of reconstructed histograms
+#   results/wang2022/defence/{reconstruction,audits}.csv
+#   results/figures/wang2022/{fig}.pdf|png|csv     figures and their plotted numbers
+#   results/tables/wang2022_findings.csv           "error falls as σ grows", checked
+
+
+localrules:
+    wang_fig1,
+    wang_fig3,
+    wang_fig4,
+    wang_fig5,
+    wang_fig6,
+    wang_fig7,
+    wang_defence_caching,
+    wang_findings,
+
+
+rule train_wang_teachers:
+    output:
+        histograms="results/wang2022/histograms/{dataset}.npz",
+    params:
+        loader=lambda wildcards: WANG_DATASETS[wildcards.dataset][0],
+        train_size=lambda wildcards: wang_dataset(wildcards.dataset)["train_size"],
+        test_size=lambda wildcards: wang_dataset(wildcards.dataset)["test_size"],
+        num_teachers=wang_settings("histograms")["num_teachers"],
+        model=wang_settings("histograms")["teacher_model"],
+        source=wang_settings("histograms")["data_source"],
+        root=wang_settings("histograms")["data_root"],
+        seed=config["seed"],
+    wildcard_constraints:
+        dataset=WANG_DATASET_PATTERN,
+    log:
+        "logs/train_wang_teachers/{dataset}.log",
+    benchmark:
+        "benchmarks/train_wang_teachers/{dataset}.tsv"
+    threads: wang_settings("histograms")["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_train_teachers.py"
+
+
+rule attack_wang_histograms:
+    input:
+        histograms="results/wang2022/histograms/{dataset}.npz",
+    output:
+        attacks="results/wang2022/attacks/{dataset}.csv",
+        selection="results/wang2022/selection/{dataset}.csv",
+    params:
+        per_level=wang_settings("attack")["per_level"],
+        sigmas=wang_settings("attack")["sigmas"],
+        num_queries=wang_settings("attack")["num_queries"],
+        budget_sigma=wang_settings("attack")["budget_sigma"],
+        budget=lambda wildcards: wang_dataset(wildcards.dataset)["budget"],
+        delta=lambda wildcards: wang_dataset(wildcards.dataset)["delta"],
+        seed=config["seed"],
+    wildcard_constraints:
+        dataset=WANG_DATASET_PATTERN,
+    log:
+        "logs/attack_wang_histograms/{dataset}.log",
+    benchmark:
+        "benchmarks/attack_wang_histograms/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_attack_histograms.py"
+
+
+rule train_adult_ensemble:
+    output:
+        votes="results/wang2022/adult/votes.csv",
+    params:
+        settings=wang_settings("adult"),
+        root=wang_settings("histograms")["data_root"],
+        seed=config["seed"],
+    log:
+        "logs/train_adult_ensemble/adult.log",
+    benchmark:
+        "benchmarks/train_adult_ensemble/adult.tsv"
+    threads: wang_settings("histograms")["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_train_adult.py"
+
+
+rule attack_adult_histograms:
+    input:
+        votes="results/wang2022/adult/votes.csv",
+    output:
+        consensus="results/wang2022/adult/consensus.csv",
+    params:
+        sigma=wang_settings("adult")["sigma"],
+        num_queries=wang_settings("adult")["num_queries"],
+        seed=config["seed"],
+    log:
+        "logs/attack_adult_histograms/adult.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_attack_adult.py"
+
+
+rule audit_wang_caching:
+    output:
+        reconstruction="results/wang2022/defence/reconstruction.csv",
+        audits="results/wang2022/defence/audits.csv",
+    params:
+        settings=wang_settings("defence"),
+        seed=config["seed"],
+    log:
+        "logs/audit_wang_caching/defence.log",
+    benchmark:
+        "benchmarks/audit_wang_caching/defence.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_caching_defence.py"
+
+
+rule plot_wang_fig1:
+    input:
+        consensus="results/wang2022/adult/consensus.csv",
+    output:
+        pdf=wang_report("fig1", "pdf", "Fig. 1"),
+        png=wang_report("fig1", "png", "Fig. 1"),
+        csv=wang_report("fig1", "csv", "Fig. 1"),
+    params:
+        figure="fig1",
+        threshold=wang_settings("adult")["threshold"],
+    log:
+        "logs/plot_wang_fig1/fig1.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_fig3:
+    input:
+        histograms=expand("results/wang2022/histograms/{dataset}.npz", dataset=WANG_DATASETS),
+    output:
+        pdf=wang_report("fig3", "pdf", "Fig. 3"),
+        png=wang_report("fig3", "png", "Fig. 3"),
+        csv=wang_report("fig3", "csv", "Fig. 3"),
+    params:
+        figure="fig3",
+        titles=[v[1] for v in WANG_DATASETS.values()],
+    log:
+        "logs/plot_wang_fig3/fig3.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_fig4:
+    input:
+        attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
+    output:
+        pdf=wang_report("fig4", "pdf", "Fig. 4"),
+        png=wang_report("fig4", "png", "Fig. 4"),
+        csv=wang_report("fig4", "csv", "Fig. 4"),
+    params:
+        figure="fig4",
+        titles=[v[1] for v in WANG_DATASETS.values()],
+    log:
+        "logs/plot_wang_fig4/fig4.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_fig5:
+    input:
+        attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
+    output:
+        pdf=wang_report("fig5", "pdf", "Fig. 5"),
+        png=wang_report("fig5", "png", "Fig. 5"),
+        csv=wang_report("fig5", "csv", "Fig. 5"),
+    params:
+        figure="fig5",
+        titles=[v[1] for v in WANG_DATASETS.values()],
+    log:
+        "logs/plot_wang_fig5/fig5.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_fig6:
+    input:
+        attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig6']}.csv",
+    output:
+        pdf=wang_report("fig6", "pdf", "Fig. 6"),
+        png=wang_report("fig6", "png", "Fig. 6"),
+        csv=wang_report("fig6", "csv", "Fig. 6"),
+    params:
+        figure="fig6",
+        titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig6"]][1]],
+        num_queries=wang_settings("attack")["num_queries"],
+    log:
+        "logs/plot_wang_fig6/fig6.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_fig7:
+    input:
+        attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig7']}.csv",
+    output:
+        pdf=wang_report("fig7", "pdf", "Fig. 7"),
+        png=wang_report("fig7", "png", "Fig. 7"),
+        csv=wang_report("fig7", "csv", "Fig. 7"),
+    params:
+        figure="fig7",
+        titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig7"]][1]],
+        num_queries=wang_settings("attack")["num_queries"],
+    log:
+        "logs/plot_wang_fig7/fig7.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule plot_wang_defence_caching:
+    input:
+        reconstruction="results/wang2022/defence/reconstruction.csv",
+        audits="results/wang2022/defence/audits.csv",
+    output:
+        pdf=wang_report("defence_caching", "pdf", "Defence: answer caching"),
+        png=wang_report("defence_caching", "png", "Defence: answer caching"),
+        csv=wang_report("defence_caching", "csv", "Defence: answer caching"),
+    params:
+        figure="defence_caching",
+    log:
+        "logs/plot_wang_defence_caching/defence_caching.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_plot.py"
+
+
+rule tabulate_wang_findings:
+    input:
+        attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
+    output:
+        table="results/tables/wang2022_findings.csv",
+    params:
+        datasets=list(WANG_DATASETS),
+    log:
+        "logs/tabulate_wang_findings/findings.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_findings.py"
+
+
+# Named targets: `snakemake -c2 wang_fig6` regenerates one figure.
+rule wang_fig1:
+    input:
+        rules.plot_wang_fig1.output,
+
+
+rule wang_fig3:
+    input:
+        rules.plot_wang_fig3.output,
+
+
+rule wang_fig4:
+    input:
+        rules.plot_wang_fig4.output,
+
+
+rule wang_fig5:
+    input:
+        rules.plot_wang_fig5.output,
+
+
+rule wang_fig6:
+    input:
+        rules.plot_wang_fig6.output,
+
+
+rule wang_fig7:
+    input:
+        rules.plot_wang_fig7.output,
+
+
+rule wang_defence_caching:
+    input:
+        rules.plot_wang_defence_caching.output,
+
+
+rule wang_findings:
+    input:
+        rules.tabulate_wang_findings.output,
