@@ -8,6 +8,7 @@ workflow/schemas/config.schema.yaml.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -106,16 +107,28 @@ def test_schema_keys_have_description_and_default():
             return {**defs[node["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
         return node
 
-    def walk(node, path):
+    def walk(node, path, inherited=None):
         node = resolve(node)
         if node.get("type") == "object":
-            assert node.get("additionalProperties") is False, f"{path or '<top>'} allows unknown keys"
+            closed = node.get("additionalProperties") is False
+            # A map with user-chosen names (e.g. accuracy levels) constrains its values instead.
+            is_map = isinstance(node.get("additionalProperties"), dict) and not node.get("properties")
+            assert closed or is_map, f"{path or '<top>'} allows unknown keys"
+            if is_map:
+                default = node.get("default", inherited)
+                first = next(iter(default.values()), None) if isinstance(default, dict) and default else None
+                walk(node["additionalProperties"], f"{path}.<name>", first)
+                return
+            # A shared $defs object (e.g. one dataset's settings) may take its defaults from
+            # the default of the object that uses it, where they differ per instance.
+            parent_default = node.get("default", inherited)
+            parent_default = parent_default if isinstance(parent_default, dict) else {}
             for key, sub in node["properties"].items():
                 full = resolve(sub)
                 name = f"{path}.{key}" if path else key
                 assert full.get("description"), f"{name} has no description"
-                assert "default" in full, f"{name} has no default"
-                walk(full, name)
+                assert "default" in full or key in parent_default, f"{name} has no default"
+                walk(full, name, parent_default.get(key))
 
     walk(schema, "")
 
@@ -147,5 +160,19 @@ def test_readme_documents_every_key_of_the_default_config():
             if isinstance(value, dict):
                 yield from keys(value, name)
 
+    # A section "### `a.b`" may document its keys relative to it (`c`, `c.d`, or `.d` after `c.x`).
+    sections = dict(re.findall(r"^### `([^`]+)`\n(.*?)(?=^### |\Z)", readme, flags=re.S | re.M))
+
+    def documented(name):
+        if f"`{name}`" in readme:
+            return True
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix, rest = ".".join(parts[:cut]), parts[cut:]
+            if prefix in sections:
+                text = sections[prefix]
+                return f"`{'.'.join(rest)}`" in text or f"`.{rest[-1]}`" in text or f"`{rest[0]}" in text
+        return False
+
     for name in keys(config):
-        assert f"`{name}`" in readme, f"config/README.md does not document `{name}`"
+        assert documented(name), f"config/README.md does not document `{name}`"
