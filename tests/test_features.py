@@ -1,0 +1,122 @@
+"""Feature encoders and the feature cache (Chadha et al. 2024, §6, App. D.3)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ppaudit import features as F
+
+
+class CountingEncoder(F.Encoder):
+    """A stand-in encoder: features = per-image mean and max; counts its forward passes."""
+
+    name = "counting"
+    modality = "image"
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.calls = 0
+        self.loads = 0
+
+    def _load(self):
+        self.loads += 1
+
+    def _check_inputs(self, inputs):
+        return F._as_images(inputs)
+
+    def _encode_batch(self, batch):
+        self.calls += 1
+        flat = batch.reshape(batch.shape[0], -1)
+        return np.stack([flat.mean(1), flat.max(1)], axis=1)
+
+
+def _images(n=10, seed=0):
+    return np.random.default_rng(seed).random((n, 1, 8, 8)).astype(np.float32)
+
+
+def test_cache_reuse_does_not_recompute(tmp_path):
+    x = _images()
+    enc = CountingEncoder(batch_size=4)
+    a = F.extract_features(enc, x, cache_dir=tmp_path, dataset="toy", split="train")
+    assert enc.calls == 3 and a.shape == (10, 2) and a.dtype == np.float32
+    path = F.feature_cache_path(tmp_path, "toy", "counting", "train")
+    assert path.is_file() and path.with_suffix(".json").is_file()
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["input_sha256"] == F.input_fingerprint(x) and meta["shape"] == [10, 2]
+    fresh = CountingEncoder(batch_size=4)
+    b = F.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="train")
+    assert fresh.calls == 0 and fresh.loads == 0  # reused: the model is never loaded
+    np.testing.assert_array_equal(a, b)
+    # another split, changed inputs or another config are new cache entries / recomputed
+    F.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="test")
+    assert fresh.calls == 3 and F.feature_cache_path(tmp_path, "toy", "counting", "test").is_file()
+    x2 = x.copy()
+    x2[0, 0, 0, 0] = 0.5 if x2[0, 0, 0, 0] != 0.5 else 0.25
+    c = F.extract_features(fresh, x2, cache_dir=tmp_path, dataset="toy", split="train")
+    assert fresh.calls == 6 and not np.array_equal(c, a)
+    assert not list(tmp_path.rglob("*.tmp*"))  # atomic writes leave no temporary files
+
+
+def test_encode_keeps_input_order_and_batches():
+    x = _images(7, 1)
+    enc = CountingEncoder(batch_size=3)
+    out = enc.encode(x)
+    np.testing.assert_allclose(out[:, 0], x.reshape(7, -1).mean(1), rtol=1e-6)
+    assert enc.calls == 3 and enc.last_stats["items"] == 7 and enc.last_stats["per_second"] > 0
+
+
+def test_efficientnet_lite0_loads_offline_and_extracts():
+    from ppaudit.data import load_dataset
+
+    x = load_dataset("fashion-mnist", source="packaged")[2][:2]  # two test images, (2, 1, 28, 28)
+    enc = F.get_encoder("efficientnet-lite0", batch_size=2)
+    a = enc.encode(x)
+    assert a.shape == (2, 1280) and np.all(np.isfinite(a)) and np.all(a >= 0)  # ReLU6 then average pool
+    assert not np.allclose(a[0], a[1])
+    b = enc.encode(x[::-1].copy())
+    np.testing.assert_allclose(b[::-1], a, rtol=1e-5, atol=1e-5)
+    plain = F.EfficientNetLite0Encoder(fold_batchnorm=False, batch_size=2).encode(x)
+    np.testing.assert_allclose(a, plain, rtol=1e-3, atol=1e-4)  # batch-norm folding is exact algebra
+
+
+def test_minilm_loads_offline_and_extracts():
+    enc = F.get_encoder("all-minilm-l6-v2", batch_size=2)
+    s = ["A warm, funny and moving film.", "Dull.", "An utterly tedious, joyless two hours.", "A delight from start to finish."]
+    a = enc.encode(s)
+    assert a.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-5)
+    b = enc.encode(s[::-1])
+    np.testing.assert_allclose(b[::-1], a, atol=1e-5)  # length-sorted batching restores the input order
+    assert enc.config()["pooling"] == "mean" and enc.config()["normalize"] is True
+
+
+@pytest.mark.parametrize("name,default", [("vit-l16-in21k", "efficientnet-lite0"), ("roberta-large", "all-minilm-l6-v2")])
+def test_paper_encoders_raise_clear_error_offline(name, default, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+    enc = F.get_encoder(name, local_files_only=True)
+    with pytest.raises(F.EncoderUnavailableError) as info:
+        enc.load()
+    msg = str(info.value)
+    assert name in msg and default in msg and ("vit-large-patch16-224-in21k" in msg or "roberta-large" in msg)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: F.get_encoder("resnet"), "unknown encoder 'resnet'"),
+        (lambda: CountingEncoder().encode(np.full((2, 1, 4, 4), 2.0, dtype=np.float32)), r"values in \[0, 1\]"),
+        (lambda: CountingEncoder().encode(np.zeros((2, 4), dtype=np.float32)), "images must have shape"),
+        (lambda: F.SentenceEncoder("all-minilm-l6-v2").encode("one string"), "list of strings"),
+        (lambda: F.SentenceEncoder("bert"), "name must be one of"),
+        (lambda: F.EfficientNetLite0Encoder(normalization="zca"), "normalization must be"),
+        (lambda: F.extract_features(CountingEncoder(), _images(), cache_dir="x"), "dataset and split"),
+        (lambda: F.feature_cache_path("c", "a/b", "e", "s"), "dataset must be a non-empty name"),
+        (lambda: CountingEncoder(batch_size=0), "batch_size must be"),
+    ],
+)
+def test_bad_inputs_raise_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
