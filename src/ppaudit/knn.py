@@ -58,6 +58,13 @@ three draws are independent, so ``H_S'`` can hold a count of ``−1`` (probabili
 ``ν·Σ_c P^k_q(c)·P(Mult(k, P_q)_c = 0)``), which is harmless: the noisy argmax is invariant
 to adding a constant to every count, and :func:`knn_output_distributions` shifts the
 histograms by one before :func:`ppaudit.noisy_argmax.class_probabilities`.
+
+**Output laws.** :func:`enumerate_knn_output_distributions` gives the model's two output
+distributions exactly, with a certified pruned tail (the enumeration of
+:mod:`ppaudit.vote_models`), when ``Mult(k, P_q)`` has a modest support (two classes:
+``k + 1`` histograms; confident queries); the audit then draws exact counts for ``T = 1e8``
+trials at no cost. :func:`knn_output_distributions` is the Monte Carlo fallback for votes
+spread over many classes.
 """
 
 from __future__ import annotations
