@@ -78,7 +78,7 @@ from scipy.stats import binom
 
 from ._validation import as_distribution, check_positive_int, check_probability, check_sigma
 from .noisy_argmax import class_probabilities
-from .vote_models import QUADRATURE_ABS_ERROR, OutputEstimate, _enumerate_multinomial, _TooLarge
+from .vote_models import QUADRATURE_ABS_ERROR, OutputEstimate, _StreamingOutputMoments, _enumerate_multinomial, _TooLarge
 
 __all__ = [
     "squared_distances",
@@ -677,9 +677,7 @@ def knn_output_distributions(model: KnnVoteModel, sigma: float, draws: int, rng=
     c = model.num_classes
     classes = np.flatnonzero(model.P_last > 0)
     w = model.P_last[classes]
-    total = np.zeros(2 * c)
-    outer = np.zeros((2 * c, 2 * c))
-    shift = None
+    moments = _StreamingOutputMoments(c)
     done = 0
     while done < m:
         n = min(cs, m - done)
@@ -698,19 +696,9 @@ def knn_output_distributions(model: KnnVoteModel, sigma: float, draws: int, rng=
             qm = qu[inv.reshape(-1)]
         else:
             qm = pm
-        pq = np.concatenate([pm, qm], axis=1)
-        if shift is None:
-            shift = pq.mean(axis=0)
-        d = pq - shift
-        total += d.sum(axis=0)
-        outer += d.T @ d
+        moments.add(pm, qm)
         done += n
-    dmean = total / m
-    mean = shift + dmean
-    cov = outer / m - np.outer(dmean, dmean)
-    if m > 1:
-        cov *= m / (m - 1)
-    return OutputEstimate(mean[:c], mean[c:], cov, m)
+    return moments.estimate()
 
 
 def support_estimate(k: int, P) -> float:

@@ -489,6 +489,38 @@ def _shifted_probabilities(base: np.ndarray, classes: np.ndarray, sigma: float) 
     return class_probabilities(hist.reshape(-1, c), sigma).reshape(n, classes.size, c)
 
 
+class _StreamingOutputMoments:
+    """Mean and covariance of ``(μ_S, μ_S')`` rows added chunk by chunk, as an :class:`OutputEstimate`.
+
+    Moments are taken about the first chunk's mean, so the covariance has no cancellation.
+    """
+
+    def __init__(self, num_classes: int):
+        self.c = num_classes
+        self.total = np.zeros(2 * num_classes)
+        self.outer = np.zeros((2 * num_classes, 2 * num_classes))
+        self.shift = None
+        self.count = 0
+
+    def add(self, pm: np.ndarray, qm: np.ndarray) -> None:
+        pq = np.concatenate([pm, qm], axis=1)
+        if self.shift is None:
+            self.shift = pq.mean(axis=0)
+        d = pq - self.shift
+        self.total += d.sum(axis=0)
+        self.outer += d.T @ d
+        self.count += pq.shape[0]
+
+    def estimate(self) -> "OutputEstimate":
+        m = self.count
+        dmean = self.total / m
+        mean = self.shift + dmean
+        cov = self.outer / m - np.outer(dmean, dmean)
+        if m > 1:
+            cov *= m / (m - 1)
+        return OutputEstimate(mean[: self.c], mean[self.c :], cov, m)
+
+
 def estimate_output_distributions(
     model: NeighbouringVoteModel,
     sigma: float,
@@ -521,9 +553,7 @@ def estimate_output_distributions(
     classes = np.flatnonzero((model.last > 0) | (model.last_prime > 0))
     wl, wp = model.last[classes], model.last_prime[classes]
     deterministic_base = model.group_counts.size == 0
-    total = np.zeros(2 * c)
-    outer = np.zeros((2 * c, 2 * c))
-    shift = None  # moments about the first chunk's mean: no cancellation in the covariance
+    moments = _StreamingOutputMoments(c)
     done = 0
     while done < m:
         n = min(chunk_size, m - done)
@@ -531,21 +561,11 @@ def estimate_output_distributions(
         probs = _shifted_probabilities(base, classes, s)
         pm = np.einsum("v,nvc->nc", wl, probs)
         qm = np.einsum("v,nvc->nc", wp, probs)
-        pq = np.concatenate([pm, qm], axis=1)
         if deterministic_base:
-            pq = np.repeat(pq, n, axis=0)
-        if shift is None:
-            shift = pq.mean(axis=0)
-        d = pq - shift
-        total += d.sum(axis=0)
-        outer += d.T @ d
+            pm, qm = np.repeat(pm, n, axis=0), np.repeat(qm, n, axis=0)
+        moments.add(pm, qm)
         done += n
-    dmean = total / m
-    mean = shift + dmean
-    cov = outer / m - np.outer(dmean, dmean)
-    if m > 1:
-        cov *= m / (m - 1)
-    return OutputEstimate(mean[:c], mean[c:], cov, m)
+    return moments.estimate()
 
 
 def _renyi_and_grad(p: np.ndarray, q: np.ndarray, alpha: float):
