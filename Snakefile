@@ -14,7 +14,12 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/pate_capc_common.smk"
+include: "workflow/rules/promptpate_common.smk"
+include: "workflow/rules/knn_common.smk"
 include: "workflow/rules/pate_capc.smk"
+include: "workflow/rules/promptpate.smk"
+include: "workflow/rules/features.smk"
+include: "workflow/rules/knn.smk"
 include: "workflow/rules/wang2022_common.smk"
 include: "workflow/rules/wang2022.smk"
 include: "workflow/rules/labeldp_common.smk"
@@ -32,6 +37,8 @@ rule all:
     input:
         chadha_figure_targets(),
         chadha_pate_capc_targets(),
+        chadha_promptpate_targets(),
+        chadha_knn_targets(),
         wang_figure_targets(),
         labeldp_targets(),
         paper_comparison_targets(),

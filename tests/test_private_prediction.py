@@ -39,6 +39,19 @@ def test_audit_vote_model_exact_counts_and_average():
     assert np.all(ex["two_cut_cp"] <= ex["exact"] + 5 * ex["exact_se"])
 
 
+def test_auto_count_mode_uses_exact_counts_when_enumerable_else_samples():
+    small = pate_vote_model(np.array([0.7, 0.3]), np.array([0.2, 0.8]), 10)
+    df = pp.audit_vote_model(small, 1.5, 10**8, ORDERS, rng=1, count_mode="auto", sample_trials=1000)
+    assert (df["exact_method"] == "enumerate").all() and (df["trials"] == 10**8).all()
+    assert np.all(df["two_cut_cp"] <= df["exact_hi"] + 1e-12) and df["two_cut_cp"].iloc[-1] > 0
+    # with a support budget too small to enumerate: the sampled fallback with sample_trials
+    big = pate_vote_model(np.full(5, 0.2), np.array([0.0, 0.0, 0.0, 0.0, 1.0]), 60)
+    df = pp.audit_vote_model(big, 3.0, 10**8, ORDERS, rng=1, count_mode="auto", sample_trials=5000, max_support=50, exact_draws=500)
+    assert (df["exact_method"] == "average").all() and (df["trials"] == 5000).all()
+    with pytest.raises(ValueError, match="count_mode"):
+        pp.audit_vote_model(small, 1.5, 100, ORDERS, count_mode="fast")
+
+
 def test_identical_models_skip_monte_carlo():
     P = np.array([0.6, 0.4])
     df = pp.audit_vote_model(pate_vote_model(P, P, 5), 1.0, 10**9, ORDERS, rng=0)

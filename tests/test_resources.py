@@ -89,3 +89,13 @@ def test_command_line_overrides_rule_and_profile(tmp_path):
     )
     res = _job_resources(out, "audit_synthetic_pair")
     assert res["mem_mb"] == "1234" and res["runtime"] == "7" and res["slurm_partition"] == "gpu", res
+
+
+def test_every_job_rule_sets_memory_and_runtime():
+    """Rules that run a job (they have a log:) tell the scheduler their memory and runtime."""
+    missing = {
+        name: sorted(_resource_keys(block))
+        for name, block in _rules().items()
+        if re.search(r"^    log:", block, flags=re.M) and not {"mem_mb", "runtime"} <= _resource_keys(block)
+    }
+    assert not missing, f"rules without mem_mb/runtime: {missing}"

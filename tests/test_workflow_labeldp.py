@@ -42,7 +42,8 @@ LABELDP_TINY = {
             "repetitions": 3,
             "proxy_train_size": 2000,
         },
-        "malek": {"num_canaries": 100, "games": 2, "canaries_per_game": 50, "levels": {"high": {"alibi": 8, "agibi": 19}}},
+        "malek": {"num_canaries": 100, "games": 2, "canaries_per_game": 50, "levels": {"high": {"alibi": 8, "agibi": 19}},
+                  "model": {"hidden": 64, "epochs": 5, "lr": 0.003, "batch_size": 64}},
     }
 }
 
@@ -97,6 +98,10 @@ def test_malek_table5_outputs_and_numbers(labeldp_run):
     assert (t["epsilon_m_low"] >= 0).all() and (t["epsilon_m_low"] <= t["epsilon_m_high"]).all()
     assert t["test_accuracy"].between(0.1, 1.0).all()
     assert set(t["paper"]) == {"2.9–4.0", "2.7–3.6"}
+    # the exact Clopper–Pearson interval (τ-corrected) next to the paper's normal one
+    assert (t["cp_epsilon_m_low"] >= 0).all() and (t["cp_epsilon_m_low"] <= t["cp_epsilon_m_high"]).all()
+    assert t["ours_cp"].str.contains("–").all()
+    assert t["intervals_overlap"].dtype == bool and t["cp_intervals_overlap"].dtype == bool
     assert (labeldp_run / "results" / "tables" / "labeldp" / "malek_table5.md").read_text().startswith("# Malek Table 5")
     for run in ("n1000", "g0", "g1"):
         assert (labeldp_run / "results" / "labeldp" / "malek" / f"alibi_eps8_{run}.npz").exists()

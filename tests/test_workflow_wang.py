@@ -96,6 +96,31 @@ def test_fig1_numbers_are_sane(tiny_run):
 
 
 @pytest.mark.workflow
+@pytest.mark.timeout(600)
+def test_caching_defence_on_fitted_pate_models(tmp_path):
+    """wang_defence_caching builds on the PATE stage's fits (tiny: digits, σ = 2): panel (c)
+    holds the measured transcript audits and the stage's own audits for both AdvQ
+    adversaries; the cached audit never exceeds the exact ε of one answer."""
+    proc = run_snakemake("wang_defence_caching", "--cores", "2", "--directory", str(tmp_path), "--configfile", str(TINY))
+    assert proc.returncode == 0, output_of(proc)
+    base = tmp_path / "results" / "figures" / "wang2022" / "defence_caching"
+    assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    fig = pd.read_csv(base.with_suffix(".csv"))
+    c = fig[fig["panel"] == "c_fitted_model"]
+    assert set(c["adversary"]) == {"nat-advq", "pois-advq"}
+    for adv, g in c.groupby("adversary"):
+        eps = g.set_index("view")["epsilon"]
+        assert eps["cache"] <= eps["stage_exact_single"] + 1e-9, (adv, eps.to_dict())
+        assert eps["single_answer"] <= eps["stage_exact_single"] + 1e-9, (adv, eps.to_dict())
+        assert eps["stage_cached_audit"] <= eps["stage_composed_audit"] + 1e-12
+        assert eps["stage_exact_single"] < eps["stage_exact_composed"]
+    tr = pd.read_csv(tmp_path / "results" / "wang2022" / "defence" / "pate_transcripts.csv")
+    assert set(tr["view"]) == {"single_answer", "cache", "no_cache"}
+    assert (tr["trials"] == 200000).all() and (tr["dataset"] == "digits").all()
+    assert (tmp_path / "benchmarks" / "audit_wang_caching_pate" / "defence.tsv").exists()
+
+
+@pytest.mark.workflow
 @pytest.mark.timeout(120)
 def test_bad_wang_config_names_the_key(tmp_path):
     cfg = tmp_path / "bad.yaml"

@@ -323,6 +323,7 @@ rule train_memorization_model:
     params:
         num_canaries=malek_num_canaries,
         settings=labeldp_dataset_settings("image"),
+        model=labeldp()["malek"]["model"],
         delta=labeldp()["delta"],
         seed=config["seed"],
     log:

@@ -186,6 +186,7 @@ rule audit_noisy_argmax:
     params:
         sigma=lambda wildcards: float(wildcards.sigma),
         trials=pc_config()["trials"],
+        sample_trials=pc_config()["sample_trials"],
         orders=pc_config()["orders"],
         confidence=pc_config()["confidence"],
         count_mode=pc_config()["count_mode"],
@@ -244,6 +245,9 @@ rule collect_summaries:
         algo="pate|capc",
     log:
         "logs/collect_summaries/{algo}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
     conda:
         "../../envs/audit.yaml"
     script:
@@ -266,6 +270,9 @@ rule tabulate_findings:
         algo="pate|capc",
     log:
         "logs/tabulate_findings/{algo}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
     conda:
         "../../envs/audit.yaml"
     script:
@@ -284,6 +291,9 @@ rule concat_findings:
         ),
     log:
         "logs/concat_findings/chadha2024.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
     conda:
         "../../envs/audit.yaml"
     script:

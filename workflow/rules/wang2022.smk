@@ -113,6 +113,8 @@ rule attack_adult_histograms:
         seed=config["seed"],
     log:
         "logs/attack_adult_histograms/adult.log",
+    benchmark:
+        "benchmarks/attack_adult_histograms/adult.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -142,6 +144,34 @@ rule audit_wang_caching:
         "../../envs/wang2022.yaml"
     script:
         "../scripts/wang2022_caching_defence.py"
+
+
+rule audit_wang_caching_pate:
+    input:
+        **wang_pate_defence_inputs(),
+    output:
+        transcripts="results/wang2022/defence/pate_transcripts.csv",
+    params:
+        settings=wang_settings("defence")["pate"],
+        adversaries=["nat-advq", "pois-advq"],
+        dataset=pc_panel_dataset(),
+        sigma=float(pc_dataset(pc_panel_dataset())["sigma"]),
+        orders=pc_config()["orders"],
+        confidence=wang_settings("defence")["confidence"],
+        delta=pc_config()["delta"],
+        seed=config["seed"],
+    log:
+        "logs/audit_wang_caching_pate/defence.log",
+    benchmark:
+        "benchmarks/audit_wang_caching_pate/defence.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../../envs/wang2022.yaml"
+    script:
+        "../scripts/wang2022_caching_pate.py"
 
 
 rule plot_wang_fig1:
@@ -276,12 +306,14 @@ rule plot_wang_defence_caching:
     input:
         reconstruction="results/wang2022/defence/reconstruction.csv",
         audits="results/wang2022/defence/audits.csv",
+        pate="results/wang2022/defence/pate_transcripts.csv",
     output:
         pdf=wang_report("defence_caching", "pdf", "Defence: answer caching"),
         png=wang_report("defence_caching", "png", "Defence: answer caching"),
         csv=wang_report("defence_caching", "csv", "Defence: answer caching"),
     params:
         figure="defence_caching",
+        floor=pc_epsilon_floor(),
     log:
         "logs/plot_wang_defence_caching/defence_caching.log",
     resources:
@@ -296,6 +328,7 @@ rule plot_wang_defence_caching:
 rule tabulate_wang_findings:
     input:
         attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
+        pate="results/wang2022/defence/pate_transcripts.csv",
     output:
         table="results/tables/wang2022_findings.csv",
     params:

@@ -69,3 +69,17 @@ def wang_figure_targets():
     return expand("results/figures/wang2022/{fig}.{ext}", fig=WANG_FIGURES, ext=("pdf", "png", "csv")) + [
         "results/tables/wang2022_findings.csv"
     ]
+
+
+def wang_pate_defence_inputs():
+    """Fits, candidates and composed audits of the PATE/CaPC stage's AdvQ adversaries on
+    its panel dataset: the defence measured on fitted vote models (rule audit_wang_caching_pate)."""
+    algo = wang_settings("defence")["pate"]["algo"]
+    ds = pc_panel_dataset()
+    prefix = pc_prefix(algo, ds)
+    advs = ("nat-advq", "pois-advq")
+    return {
+        "fits": [f"results/fits/{prefix}/{adv}.npz" for adv in advs],
+        "canaries": [f"results/canaries/{prefix}/{adv}.npz" for adv in advs],
+        "rdp": [f"{pc_audit_dir(algo, ds, adv)}/rdp.csv" for adv in advs],
+    }

@@ -26,12 +26,14 @@ rng = job_generator(p.seed, "malek_memorization", wc.algo, wc.eps, wc.run)
 n_can = int(p.num_canaries)
 can = make_canaries(data.y_target, n_can, data.num_classes, rng)
 settings = dict(p.settings, delta=p.delta)
+if p.model is not None:  # the memorization game's own MLP (labeldp.malek.model)
+    settings["model"] = dict(p.model)
 xtr, ytr, claimed, info = release_labels(data, wc.algo, parse_epsilon(wc.eps), settings, rng, labels=can.training_labels)
 probs_can, probs_test = fit_predict_soft(data.name, xtr, ytr, [data.x_target[can.indices], data.x_test], data.num_classes, settings["model"], int(rng.integers(2**31 - 1)))
 acc = float(np.mean(probs_test.argmax(1) == data.y_test))
 log.info("%s eps=%s run=%s: claimed %.3g, test accuracy %.4f", wc.algo, wc.eps, wc.run, claimed, acc)
 with atomic_path(snakemake.output.canaries) as tmp:  # noqa: F821
     buf = io.BytesIO()
-    np.savez_compressed(buf, confidences=probs_can, canary_labels=can.canary_labels, original_labels=can.original_labels,
+    np.savez_compressed(buf, confidences=probs_can, canary_labels=can.canary_labels, original_labels=can.original_labels, alternative_labels=can.alternative_labels,
                         test_accuracy=acc, claimed_epsilon=claimed)  # fmt: skip
     tmp.write_bytes(buf.getvalue())

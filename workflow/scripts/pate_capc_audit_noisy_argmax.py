@@ -1,6 +1,6 @@
 """Snakemake script of rule audit_noisy_argmax: per-query audits of every candidate (§4.2, §5.4).
 
-Params: sigma, trials, orders, confidence, count_mode, exact, bonferroni, seed.
+Params: sigma, trials, sample_trials, orders, confidence, count_mode, exact, bonferroni, seed.
 Output: ``per_query`` (ppaudit.experiments.private_prediction.audit_crafted).
 """
 
@@ -19,7 +19,7 @@ crafted = CraftedCanaries.from_npz(snakemake.input.canaries)  # noqa: F821
 log.info("auditing %s %s %s: sigma=%g T=%d, %d candidates", w.algo, w.dataset, w.adversary, p.sigma, p.trials, crafted.num_candidates)
 table = audit_crafted(
     fit, crafted, p.sigma, p.trials, list(p.orders), p.seed, f"chadha_{w.algo}_{w.dataset}_{w.adversary}",
-    confidence=p.confidence, bonferroni=p.bonferroni, progress=True, count_mode=p.count_mode, exact=p.exact,
+    confidence=p.confidence, bonferroni=p.bonferroni, progress=True, count_mode=p.count_mode, exact=p.exact, sample_trials=p.sample_trials,
 )
 log.info("audited %d (candidate, query) pairs; exact methods %s", table[["candidate", "query"]].drop_duplicates().shape[0],
          table["exact_method"].value_counts().to_dict())

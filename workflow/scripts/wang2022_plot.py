@@ -45,7 +45,7 @@ elif figure in ("fig6", "fig7"):
         df, f"{p.titles[0]}: error of the 15 L/M/H histograms with {p.num_queries} queries (bars) and privacy cost (red, right axis)"
     )
 elif figure == "defence_caching":
-    fig, table = wang.plot_caching_defence(pd.read_csv(inp.reconstruction), pd.read_csv(inp.audits))
+    fig, table = wang.plot_caching_defence(pd.read_csv(inp.reconstruction), pd.read_csv(inp.audits), pd.read_csv(inp.pate), floor=p.floor)
 else:
     raise ValueError(f"unknown figure {figure!r}")
 save_figure(fig, snakemake.output.pdf)  # noqa: F821

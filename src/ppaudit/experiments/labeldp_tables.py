@@ -144,10 +144,18 @@ MALEK_T6 = {("high", "alibi"): ("94.0%", "8.0", "2.9–4.0"), ("high", "agibi"):
             ("low", "alibi"): ("71.0%", "1.0", "0.0–2.2"), ("low", "agibi"): ("71.3%", "3.7", "0.0–2.0")}  # fmt: skip
 
 
-def memorization_row(confidences, canary_labels, original_labels, confidence: float = 0.95) -> dict:
-    """ε_m interval (paper's normal method) of concatenated canaries."""
+def memorization_row(confidences, canary_labels, original_labels, confidence: float = 0.95, alternative_labels=None) -> dict:
+    """ε_m intervals of concatenated canaries: the paper's normal interval at the best τ
+    (columns ``epsilon_m_low`` … ``num_correct``, as in Malek et al.'s tables) and the exact
+    Clopper–Pearson interval corrected for the choice of τ (``cp_`` columns), which compares
+    each canary's label with its Game-3 alternative ``y''_i`` (``alternative_labels``)."""
     r = memorization_epsilon(confidences, canary_labels, original_labels, "normal", confidence=confidence)
-    return dict(epsilon_m_low=r.epsilon_low, epsilon_m_high=r.epsilon_high, cgr=r.cgr, threshold=r.threshold, num_guesses=r.num_guesses, num_correct=r.num_correct)
+    cp = memorization_epsilon(confidences, canary_labels, original_labels, "clopper_pearson", confidence=confidence, alternative_labels=alternative_labels)
+    return dict(
+        epsilon_m_low=r.epsilon_low, epsilon_m_high=r.epsilon_high, cgr=r.cgr, threshold=r.threshold, num_guesses=r.num_guesses, num_correct=r.num_correct,
+        cp_epsilon_m_low=cp.epsilon_low, cp_epsilon_m_high=cp.epsilon_high, cp_cgr=cp.cgr, cp_threshold=cp.threshold, cp_num_guesses=cp.num_guesses,
+        cp_num_correct=cp.num_correct,
+    )
 
 
 def findings(rr_summary: pd.DataFrame, tau_summary: pd.DataFrame, image_audits: pd.DataFrame, settings: dict) -> pd.DataFrame:

@@ -76,6 +76,10 @@ __all__ = [
     "summarize_knn",
     "run_knn_audits",
     "knn_findings",
+    "select_knn_candidates",
+    "knn_findings_table",
+    "HF_TEXT_DATASETS",
+    "load_hf_text_dataset",
 ]
 
 #: The per-order columns of the per-query table that are composed over queries.
@@ -87,6 +91,8 @@ KNN_DATASETS = {
     "mnist": ("image", 10),
     "cifar10": ("image", 10),
     "rotten-tomatoes": ("text", 2),
+    "sst2": ("text", 2),
+    "agnews": ("text", 4),
 }
 
 #: App. D.3 hyper-parameters (k, γ, σ per modality, n_Q).
@@ -160,7 +166,8 @@ def load_knn_inputs(
         dataset: a key of :data:`KNN_DATASETS`.
         num_train, num_test: subset sizes (``None``: all).
         seed: subset seed (``job_generator(seed, "knn-subset", dataset)``).
-        source, root: passed to :func:`ppaudit.data.load_dataset` for image datasets.
+        source, root: passed to :func:`ppaudit.data.load_dataset` for image datasets; ``root``
+            is also the download folder of SST-2 / AG News (:func:`load_hf_text_dataset`).
         test_fraction: Rotten Tomatoes test share.
 
     Returns:
@@ -178,6 +185,11 @@ def load_knn_inputs(
         itr = idx_tr[_subset(idx_tr.size, num_train, rng, "num_train")]
         ite = idx_te[_subset(idx_te.size, num_test, rng, "num_test")]
         return [texts[i] for i in itr], labels[itr], [texts[i] for i in ite], labels[ite]
+    if dataset in HF_TEXT_DATASETS:  # paper-scale text (App. D.3): download only
+        ttr, ytr, tte, yte = load_hf_text_dataset(dataset, root)
+        itr = _subset(len(ttr), num_train, rng, "num_train")
+        ite = _subset(len(tte), num_test, rng, "num_test")
+        return [ttr[i] for i in itr], ytr[itr], [tte[i] for i in ite], yte[ite]
     from ..data import load_dataset
 
     xtr, ytr, xte, yte = load_dataset(dataset, root, source=source)
@@ -544,3 +556,147 @@ def knn_findings(
         row("embedding >= test/train", emb, best_pool, bool(emb >= best_pool) if ok else np.nan,
             f"embedding poison {emb:.4g} vs best test/train poison {best_pool:.4g}")
     return pd.DataFrame(rows, columns=["dataset", "finding", "holds", "lhs", "rhs", "floor", "detail"])
+
+
+# ----------------------------------------------------------------------------- workflow helpers
+
+
+def select_knn_candidates(P, num_candidates: int | None, how: str = "margin") -> np.ndarray | None:
+    """Query-set indices of the AdvQ candidate canaries (all when ``num_candidates`` is ``None``).
+
+    The paper instantiates the AdvQ adversaries for every one of the ``n_Q`` queries and
+    reports the worst (§5.4, §6). At the embedded scale fewer are affordable: ``"margin"``
+    takes the queries whose vote distribution ``P_q`` has the smallest top-2 margin (one
+    displaced vote moves the noisy argmax most there), ``"first"`` the first points of the
+    (random) query set.
+
+    Args:
+        P: ``(n_Q, C)`` vote distributions of the queries (``KnnSetup.P``).
+        num_candidates: how many (capped at ``n_Q``) or ``None`` for all.
+        how: ``"margin"`` (ties by index) or ``"first"``.
+
+    Returns:
+        ``(n,)`` sorted int64 indices, or ``None`` (all queries).
+    """
+    p = np.asarray(P, dtype=np.float64)
+    if p.ndim != 2 or p.shape[0] == 0:
+        raise ValueError(f"P must be a non-empty (n_Q, C) array, got shape {p.shape}")
+    if how not in ("margin", "first"):
+        raise ValueError(f"how must be 'margin' or 'first', got {how!r}")
+    if num_candidates is None:
+        return None
+    n = min(check_positive_int(num_candidates, "num_candidates"), p.shape[0])
+    if how == "first":
+        return np.arange(n, dtype=np.int64)
+    top2 = -np.sort(-p, axis=1)[:, :2]
+    margin = top2[:, 0] - top2[:, 1]
+    return np.sort(np.lexsort((np.arange(p.shape[0]), margin))[:n]).astype(np.int64)
+
+
+def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[str] = ("two_cut_cp", "exact"), tol: float = 1e-9, **kwargs) -> pd.DataFrame:
+    """The Private-kNN rows of the findings table (columns ``FINDINGS_COLUMNS`` of
+    :mod:`ppaudit.experiments.pate_capc_findings`), worst case, ε at δ.
+
+    * ``audit<=exact<=di`` per adversary: 2-cut audit ≤ exact ≤ data-independent theory
+      (the exact ε is a Monte Carlo estimate where the model was not enumerated: ``audit ≤
+      exact`` may then fail within its standard error);
+    * the four claims of :func:`knn_findings` (``theory >> audits``, ``advq similar``,
+      ``advq > natq``, ``embedding >= test/train``), once on the 2-cut audit and once on the
+      exact ε (``columns``). A claim whose adversaries are missing is reported with
+      ``holds = False`` and a note; nothing is dropped.
+
+    ``at_floor`` marks rows whose compared values all sit at the zero-RDP ``floor`` (nothing
+    detected): the comparison then says nothing.
+
+    Args:
+        summary: :func:`summarize_knn` tables of every dataset (columns ``dataset``,
+            ``adversary``, ``case``, ``column``, ``epsilon``).
+        floor: ε of an all-zero RDP curve (:func:`ppaudit.experiments.pate_capc_findings.epsilon_floor`).
+        columns: the ε columns the four claims are checked on.
+        tol: relative slack of the ≤ checks.
+        **kwargs: :func:`knn_findings` options (``theory_gap``, ``advq_ratio``).
+    """
+    from .pate_capc_findings import FINDINGS_COLUMNS
+
+    le = lambda a, b: a <= b * (1 + tol) + tol  # noqa: E731
+    at_floor = lambda vals: bool(np.all(np.asarray(vals, dtype=float) <= floor * (1 + 1e-9)))  # noqa: E731
+    rows = []
+    w = summary[summary["case"] == "worst"]
+    for ds in sorted(summary["dataset"].unique()):
+        for adv in [a for a in KNN_ADVERSARIES if a in set(w.loc[w["dataset"] == ds, "adversary"])]:
+            g = w[(w["dataset"] == ds) & (w["adversary"] == adv)].set_index("column")["epsilon"]
+            vals = [("audit", float(g.get("two_cut_cp", np.nan))), ("exact", float(g.get("exact", np.nan))), ("di", float(g.get("data_independent", np.nan)))]
+            v = [x for _, x in vals]
+            ok = bool(np.all(np.isfinite(v))) and le(v[0], v[1]) and le(v[1], v[2])
+            rows.append({"dataset": ds, "algo": "knn", "finding": "audit<=exact<=di", "adversary": adv, "case": "worst",
+                         "values": " ≤ ".join(f"{k}={x:.4g}" for k, x in vals), "holds": ok, "at_floor": at_floor(v[:1]), "note": ""})
+        for col in columns:
+            f = knn_findings(summary[summary["dataset"] == ds], column=col, case="worst", **kwargs)
+            name = "audit" if col == "two_cut_cp" else col
+            for r in f.itertuples():
+                holds = r.holds
+                missing = isinstance(holds, float) and np.isnan(holds)
+                adv = {"theory >> audits": "all", "advq similar": "nat-advq+pois-advq", "advq > natq": "advq+pois-natq",
+                       "embedding >= test/train": "pois-natq-embedding+test+train"}[r.finding]
+                vals = [r.lhs, r.rhs]
+                rows.append({"dataset": ds, "algo": "knn", "finding": f"{r.finding} ({name})", "adversary": adv, "case": "worst",
+                             "values": f"lhs={r.lhs:.4g} vs rhs={r.rhs:.4g}", "holds": False if missing else bool(holds),
+                             "at_floor": at_floor(vals) if np.all(np.isfinite(vals)) else False,
+                             "note": ("adversaries missing: not checked. " if missing else "") + str(r.detail)})
+    return pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))
+
+
+#: Paper-scale text datasets on the Hugging Face Hub (App. D.3): repository, text column,
+#: train split, test split. SST-2's test labels are hidden and its labelled validation split
+#: holds only 872 sentences (< n_Q = 1000): its test pool is a stratified 5 % hold-out of the
+#: 67,349 training sentences (fixed seed 0; test split ``None``).
+HF_TEXT_DATASETS = {
+    "sst2": ("stanfordnlp/sst2", "sentence", "train", None),
+    "agnews": ("fancyzhx/ag_news", "text", "train", "test"),
+}
+
+
+def load_hf_text_dataset(name: str, root: str | os.PathLike | None = None, revision: str | None = None) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """SST-2 or AG News (App. D.3) from the Hugging Face Hub: ``(train_texts, y_train, test_texts, y_test)``.
+
+    The parquet files of the dataset repository are fetched with
+    ``huggingface_hub.snapshot_download`` into ``root`` (the Hub verifies each file against
+    its content hash) and read with pandas (needs ``pyarrow``). Offline, or without
+    ``huggingface_hub``/``pyarrow``, a :class:`RuntimeError` names what is missing.
+
+    Args:
+        name: ``"sst2"`` or ``"agnews"`` (:data:`HF_TEXT_DATASETS`).
+        root: download folder (``None``: the Hugging Face cache).
+        revision: a commit of the dataset repository to pin (``None``: the newest).
+    """
+    if name not in HF_TEXT_DATASETS:
+        raise ValueError(f"name must be one of {sorted(HF_TEXT_DATASETS)}, got {name!r}")
+    repo, col, tr, te = HF_TEXT_DATASETS[name]
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["*.parquet", "**/*.parquet"],
+                                        local_dir=None if root is None else Path(root) / name))
+    except Exception as exc:  # offline, no package, hub errors
+        raise RuntimeError(
+            f"could not fetch the {name} dataset ({repo}) from the Hugging Face Hub ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); "
+            "this paper-scale dataset needs network access (offline: use rotten-tomatoes, chadha2024.knn.source: packaged)"
+        ) from exc
+
+    def split(s: str) -> pd.DataFrame:
+        files = sorted(p for p in folder.rglob("*.parquet") if p.name.startswith(f"{s}-") or p.parent.name == s)
+        if not files:
+            raise RuntimeError(f"no parquet file of split {s!r} in {folder}")
+        try:
+            return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        except ImportError as exc:
+            raise RuntimeError("reading the Hugging Face parquet files needs the pip package pyarrow") from exc
+
+    a = split(tr)
+    if te is None:
+        from sklearn.model_selection import train_test_split
+
+        a, b = train_test_split(a, test_size=0.05, stratify=a["label"], random_state=0)
+    else:
+        b = split(te)
+    return ([str(t) for t in a[col]], a["label"].to_numpy(dtype=np.int64), [str(t) for t in b[col]], b["label"].to_numpy(dtype=np.int64))

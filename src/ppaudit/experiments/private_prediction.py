@@ -98,6 +98,7 @@ def audit_vote_model(
     selection: str = "split",
     chunk_size: int | None = None,
     progress: bool = False,
+    sample_trials: int | None = None,
 ) -> pd.DataFrame:
     """Audit, exact RDP and theory for one query under a fitted vote model (§4.2, §5.1–5.2).
 
@@ -114,7 +115,12 @@ def audit_vote_model(
             distribution of the certified enumeration (needs it to succeed). The counts then
             follow the truncated model, whose output law is within total variation
             ``τ = tail_mass + C·1e-12/2`` of the full one per trial; the reported
-            ``effective_confidence`` is ``confidence − 2·T·τ`` (both datasets).
+            ``effective_confidence`` is ``confidence − 2·T·τ`` (both datasets);
+            ``"auto"`` — ``"exact"`` when the enumeration succeeds (then ``T = trials`` costs
+            nothing, so the paper's 1e8 is affordable), else ``"sample"`` with
+            ``T = sample_trials``. Both draw every trial's output from the same law (the
+            mixture over histograms of the noisy argmax), so they are the same experiment;
+            the ``trials`` column says which ``T`` was used.
         exact: ``"auto"`` (enumerate when cheap, else Monte Carlo mixture), ``"enumerate"``
             (fail if not cheap), or ``"average"``.
         exact_draws: base draws of the Monte Carlo mixture.
@@ -123,6 +129,8 @@ def audit_vote_model(
         selection: output-set search of the 2-cut (``"split"`` or ``"bonferroni"``).
         chunk_size: histograms per Monte Carlo chunk.
         progress: tqdm bars for the Monte Carlo.
+        sample_trials: ``T`` of the sampled fallback of ``count_mode="auto"`` (default
+            ``trials``).
 
     Returns:
         One row per order with the columns ``order``, :data:`RDP_COLUMNS`, ``exact_se``,
@@ -134,8 +142,9 @@ def audit_vote_model(
     a = as_orders(orders)
     t = check_positive_int(trials, "trials")
     conf = check_probability(confidence, "confidence")
-    if count_mode not in ("sample", "exact"):
-        raise ValueError(f"count_mode must be 'sample' or 'exact', got {count_mode!r}")
+    if count_mode not in ("sample", "exact", "auto"):
+        raise ValueError(f"count_mode must be 'sample', 'exact' or 'auto', got {count_mode!r}")
+    t_sample = t if sample_trials is None else check_positive_int(sample_trials, "sample_trials")
     if exact not in ("auto", "enumerate", "average"):
         raise ValueError(f"exact must be 'auto', 'enumerate' or 'average', got {exact!r}")
     g_counts0, g_counts1, g_select, g_exact = spawn_generators(rng, 4)
@@ -151,7 +160,7 @@ def audit_vote_model(
         meta.update(exact_method="identical", trials=0)
         return _frame(out, meta)
     enum = None
-    if exact in ("auto", "enumerate") or count_mode == "exact":
+    if exact in ("auto", "enumerate") or count_mode in ("exact", "auto"):
         enum = enumerate_output_distributions(model, s, max_tail_mass, max_support)
         if enum is None and (exact == "enumerate" or count_mode == "exact"):
             raise ValueError(
@@ -166,12 +175,15 @@ def audit_vote_model(
         est = mixture_rdp_estimate(estimate_output_distributions(model, s, exact_draws, g_exact), a)
         out.update(exact=est["rdp"], exact_lo=np.full(a.size, np.nan), exact_hi=np.full(a.size, np.nan), exact_se=est["se"])
         meta.update(exact_method="average")
-    if count_mode == "exact":
+    if count_mode == "exact" or (count_mode == "auto" and enum is not None):
         tv = enum.tail_mass + c * QUADRATURE_ABS_ERROR / 2.0
         counts0 = model_noisy_argmax_counts(enum.discrete_model("S"), c, s, t, g_counts0, mode="exact")
         counts1 = model_noisy_argmax_counts(enum.discrete_model("S_prime"), c, s, t, g_counts1, mode="exact")
         meta["effective_confidence"] = max(0.0, conf - 2.0 * t * tv)
     else:
+        if count_mode == "auto":
+            t = t_sample
+            meta["trials"] = t
         counts0 = model_noisy_argmax_counts(model.sampler("S"), c, s, t, g_counts0, chunk_size=chunk_size, progress=progress)
         counts1 = model_noisy_argmax_counts(model.sampler("S_prime"), c, s, t, g_counts1, chunk_size=chunk_size, progress=progress)
     out["two_cut_cp"] = two_cut_lower_bound(counts0, counts1, a, conf, selection=selection, rng=g_select).lower_bound

@@ -11,6 +11,10 @@
   2-class histogram from noisy answers, then take its consensus.
 * :func:`caching_reconstruction` and :func:`caching_audits` — the answer-caching defence
   (§5) against the reconstruction attack and against the AdvQ audits of Chadha et al. 2024.
+* :func:`repeated_query_counts` and :func:`caching_transcript_audit` — the same defence
+  measured on a fitted PATE / CaPC vote model (the PATE/CaPC stage's ``P_q``, ``P'_q``): a
+  2-cut audit of the adversary's whole transcript of ``n_Q`` repeated answers, with and
+  without the cache, next to the single-answer audit.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from ..attacks.histogram import (
 )
 from ..audit import compose_rdp, two_cut_lower_bound
 from ..divergence import exact_rdp
-from ..montecarlo import noisy_argmax_counts
+from ..montecarlo import model_noisy_argmax_counts, noisy_argmax_counts
 from ..noisy_argmax import class_probabilities
 
 __all__ = [
@@ -42,6 +46,8 @@ __all__ = [
     "caching_reconstruction",
     "caching_audits",
     "neighbouring_pair",
+    "repeated_query_counts",
+    "caching_transcript_audit",
 ]
 
 #: Answers above which the answer counts are drawn as Multinomial(M, Q(H)) (same law).
@@ -279,3 +285,130 @@ def caching_audits(hist, sigma: float, trials: int, orders, num_repetitions: int
                 }
             )
     return pd.DataFrame(rows)
+
+
+#: Normal draws per chunk of :func:`repeated_query_counts` (bounded memory: 8 bytes each).
+_TRANSCRIPT_CHUNK_ELEMENTS = 4_000_000
+
+
+def repeated_query_counts(model, num_classes: int, sigma: float, num_repetitions: int, trials: int, rng: np.random.Generator, cache_answers: bool) -> np.ndarray:
+    """Answer counts of ``trials`` transcripts of one query asked ``num_repetitions`` times.
+
+    One transcript is one training-phase instantiation: its histogram ``H ~ model`` is drawn
+    once (the teachers are fixed while the adversary repeats its query — Chadha et al. 2024,
+    §5.1) and the ``n_Q`` answers are Gaussian noisy argmaxes of that ``H`` with fresh noise
+    each (no cache) or the first answer repeated (cache, Wang et al. 2022 §5). The counts
+    vector is a sufficient statistic of an exchangeable transcript.
+
+    Args:
+        model: ``model(rng, n) -> (n, C)`` histogram sampler (e.g.
+            :meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler`).
+        num_classes: ``C``.
+        sigma: noise standard deviation.
+        num_repetitions: ``n_Q`` answers per transcript.
+        trials: transcripts.
+        rng: generator.
+        cache_answers: answer caching on/off.
+
+    Returns:
+        ``(trials, C)`` int64 answer counts; every row sums to ``n_Q``.
+    """
+    c, n, t = int(num_classes), int(num_repetitions), int(trials)
+    if n < 1 or t < 1:
+        raise ValueError(f"num_repetitions and trials must be >= 1, got {num_repetitions} and {trials}")
+    out = np.zeros((t, c), dtype=np.int64)
+    per_row = c if cache_answers else n * c
+    rows = max(1, _TRANSCRIPT_CHUNK_ELEMENTS // per_row)
+    for a in range(0, t, rows):
+        b = min(t, a + rows)
+        h = np.asarray(model(rng, b - a), dtype=np.float64)
+        if cache_answers:
+            ans = np.argmax(h + sigma * rng.standard_normal((b - a, c)), axis=1)
+            out[np.arange(a, b), ans] = n
+        else:
+            ans = np.argmax(h[:, None, :] + sigma * rng.standard_normal((b - a, n, c)), axis=2)
+            flat = ans + (np.arange(b - a) * c)[:, None]
+            out[a:b] = np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
+    return out
+
+
+def _score_edges(scores: np.ndarray, num_bins: int) -> np.ndarray:
+    """Bin edges of transcript scores: midpoints between the distinct values when there are
+    at most ``num_bins`` (a cached transcript has at most ``C``), else quantiles of the
+    distinct values. Quantiles of the raw scores would merge every rare value below or
+    above a heavy atom (most transcripts answer the top class) into one bin."""
+    u = np.unique(scores)
+    if u.size <= num_bins:
+        return (u[1:] + u[:-1]) / 2.0
+    return np.unique(np.quantile(u, np.linspace(0, 1, num_bins + 1)[1:-1]))
+
+
+def caching_transcript_audit(
+    model,
+    sigma: float,
+    num_repetitions: int,
+    trials: int,
+    orders,
+    confidence: float,
+    rng: np.random.Generator,
+    num_bins: int = 64,
+    pilot_fraction: float = 0.2,
+) -> pd.DataFrame:
+    """2-cut audits of a repeated-query (AdvQ) adversary's transcript, with and without caching.
+
+    The AdvQ adversaries of Chadha et al. 2024 (§5.1) ask their canary query ``n_Q`` times;
+    the PATE/CaPC stage audits one answer and composes (``n_Q · b(α)``). Here the whole
+    transcript is audited directly, on the fitted vote model (``model`` is a
+    :class:`ppaudit.vote_models.NeighbouringVoteModel`: ``H_S`` and ``H_S'`` of one query):
+
+    1. a pilot (``pilot_fraction · trials`` independent single answers per side) estimates
+       the single-answer output laws ``p``, ``p'`` (add-½ smoothing); the transcript's score
+       is its log-likelihood ratio under independent answers, ``Σ_j n_j log(p_j / p'_j)``;
+    2. pilot transcripts (same size, independent of the audit draws) fix at most
+       ``num_bins`` score bins (:func:`_score_edges`: one bin per distinct pilot score when
+       there are few, else quantiles of the distinct scores, so that rare extreme scores
+       keep their own bins) — the audit's discrete outputs;
+    3. ``trials`` transcripts per side are binned and audited with
+       :func:`ppaudit.audit.two_cut_lower_bound` (Clopper–Pearson, split selection of the
+       output set) — a valid lower bound on the RDP of the transcript whatever the score.
+
+    With the cache a transcript is one answer repeated, so its score bins are single
+    answers and the audit can measure no more than the single-answer leakage (a function of
+    one answer cannot have larger Rényi divergence); without it the ``n_Q`` answers add up.
+    The single-answer audit with the same ``trials`` is returned for comparison.
+
+    Returns:
+        Rows ``(view, order, audit)`` with ``view`` in ``single_answer``, ``no_cache``,
+        ``cache``, plus ``trials``, ``num_repetitions``, ``sigma``, ``confidence``.
+    """
+    orders = np.asarray(orders, dtype=float)
+    c = model.num_classes
+    s_sampler, p_sampler = model.sampler("S"), model.sampler("S_prime")
+    pilot = max(1000, int(round(pilot_fraction * trials)))
+    q0 = model_noisy_argmax_counts(s_sampler, c, sigma, pilot, rng=rng)
+    q1 = model_noisy_argmax_counts(p_sampler, c, sigma, pilot, rng=rng)
+    w = np.log((q0 + 0.5) / (q0.sum() + 0.5 * c)) - np.log((q1 + 0.5) / (q1.sum() + 0.5 * c))
+    single0 = model_noisy_argmax_counts(s_sampler, c, sigma, trials, rng=rng)
+    single1 = model_noisy_argmax_counts(p_sampler, c, sigma, trials, rng=rng)
+    bounds = {"single_answer": two_cut_lower_bound(single0, single1, orders, confidence=confidence, rng=rng).lower_bound}
+    for view, cache in (("no_cache", False), ("cache", True)):
+        pilot_scores = np.concatenate([
+            repeated_query_counts(smp, c, sigma, num_repetitions, pilot, rng, cache) @ w for smp in (s_sampler, p_sampler)
+        ])
+        edges = _score_edges(pilot_scores, num_bins)
+        counts = [
+            np.bincount(np.searchsorted(edges, repeated_query_counts(smp, c, sigma, num_repetitions, trials, rng, cache) @ w, side="right"), minlength=edges.size + 1)
+            for smp in (s_sampler, p_sampler)
+        ]
+        if edges.size == 0:  # every pilot score equal: nothing to separate
+            bounds[view] = np.zeros_like(orders)
+        else:
+            bounds[view] = two_cut_lower_bound(counts[0], counts[1], orders, confidence=confidence, rng=rng).lower_bound
+    return pd.DataFrame(
+        [
+            {"view": view, "order": float(a), "audit": float(b[i]), "trials": int(trials), "num_repetitions": int(num_repetitions),
+             "sigma": float(sigma), "confidence": float(confidence)}
+            for view, b in bounds.items()
+            for i, a in enumerate(orders)
+        ]
+    )

@@ -18,6 +18,7 @@ __all__ = [
     "plot_error_per_sigma",
     "plot_phd_consensus",
     "plot_caching_defence",
+    "pate_caching_epsilons",
 ]
 
 LEVEL_COLOURS = {"low": "tab:red", "medium": "tab:orange", "high": "tab:green"}
@@ -157,10 +158,43 @@ def plot_phd_consensus(summaries: dict, threshold: float):
     return fig, pd.DataFrame(rows)
 
 
-def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame):
+def pate_caching_epsilons(pate: pd.DataFrame) -> pd.DataFrame:
+    """ε at δ per adversary and view of the fitted-model caching audit, for the candidate
+    whose uncached transcript audit is largest (the worst case, as in Chadha et al. 2024
+    §5.4), with the exact ε of one answer and of ``n_Q`` answers (the PATE/CaPC stage's
+    exact RDP, composed over independent answers) for reference."""
+    from ..accounting import rdp_to_dp
+
+    rows = []
+    for adv, d in pate.groupby("adversary", sort=False):
+        no_cache = d[d["view"] == "no_cache"].groupby("candidate")["epsilon"].first()
+        cand = int(no_cache.idxmax())
+        c = d[d["candidate"] == cand]
+        delta = float(c["delta"].iloc[0])
+        n = int(c["num_repetitions"].iloc[0])
+        labels = {"single_answer": "audit: 1 answer", "cache": f"audit: {n} answers, cached", "no_cache": f"audit: {n} answers, no cache"}
+        for view, label in labels.items():
+            rows.append({"adversary": adv, "candidate": cand, "query": int(c["query"].iloc[0]), "bar": label, "view": view,
+                         "epsilon": float(c.loc[c["view"] == view, "epsilon"].iloc[0]), "num_repetitions": n})
+        one = c[c["view"] == "single_answer"]
+        for col, label in (("stage_exact_single", "exact: 1 answer"), ("stage_exact_composed", f"exact: {n} independent answers"),
+                           ("stage_composed_audit", f"PATE/CaPC stage audit, no cache: {n} x 1 answer"),
+                           ("stage_cached_audit", "PATE/CaPC stage audit, cached: 1 answer")):
+            rows.append({"adversary": adv, "candidate": cand, "query": int(c["query"].iloc[0]), "bar": label, "view": col,
+                         "epsilon": float(rdp_to_dp(one[col].to_numpy(), one["order"].to_numpy(), delta)), "num_repetitions": n})
+    return pd.DataFrame(rows)
+
+
+def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.DataFrame | None = None, floor: float | None = None):
     """Defence (Wang §5): (a) error vs queries with/without answer caching; (b) 2-cut
-    audits of Nat-AdvQ / Pois-AdvQ composed n_Q times (no cache) vs single query (cache)."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    audits of Nat-AdvQ / Pois-AdvQ composed n_Q times (no cache) vs single query (cache) on
+    a synthetic pair; (c) with ``pate`` (rows of
+    :func:`ppaudit.experiments.wang2022.caching_transcript_audit` on the PATE/CaPC stage's
+    fitted models): ε of the repeated-query transcript audited with and without the cache,
+    of one answer, and the exact references (:func:`pate_caching_epsilons`)."""
+    ncols = 2 if pate is None else 3
+    fig, axes = plt.subplots(1, ncols, figsize=(5.5 * ncols, 4))
+    a, b = axes[0], axes[1]
     for hi, d in recon.groupby("histogram"):
         colour = f"C{hi}"
         for cache, ls in ((False, "-"), (True, "--")):
@@ -188,7 +222,25 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame):
     b.set_ylabel("RDP lower bound ε(α)")
     b.set_title("(b) audits of repeated queries", fontsize=9)
     b.legend(fontsize=6)
+    parts = [recon.assign(panel="a_reconstruction"), audits.assign(panel="b_audit")]
+    if pate is not None:
+        c = axes[2]
+        eps = pate_caching_epsilons(pate)
+        bars = list(dict.fromkeys(eps["bar"]))
+        advs = list(dict.fromkeys(eps["adversary"]))
+        width = 0.8 / len(bars)
+        for j, bar in enumerate(bars):
+            vals = [float(eps.loc[(eps["adversary"] == adv) & (eps["bar"] == bar), "epsilon"].iloc[0]) for adv in advs]
+            c.bar(np.arange(len(advs)) + (j - (len(bars) - 1) / 2) * width, vals, width, label=bar, color=f"C{j}",
+                  hatch="//" if bar.startswith("exact") else None, alpha=0.6 if bar.startswith(("exact", "PATE")) else 1.0)
+        if floor is not None:
+            c.axhline(floor, color="grey", ls=":", lw=1, label=f"ε of a zero RDP curve ({floor:.3g})")
+        names = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ"}
+        c.set_xticks(np.arange(len(advs)), [f"{names.get(v, v)}\n(cand. {int(eps.loc[eps['adversary'] == v, 'candidate'].iloc[0])})" for v in advs], fontsize=8)
+        c.set_yscale("log")
+        c.set_ylabel(f"ε at δ = {float(pate['delta'].iloc[0]):g}")
+        c.set_title(f"(c) {pate['algo'].iloc[0].upper()} fitted model, {pate['dataset'].iloc[0]}, σ = {float(pate['sigma'].iloc[0]):g}", fontsize=9)
+        c.legend(fontsize=6)
+        parts.append(eps.assign(panel="c_fitted_model"))
     fig.tight_layout()
-    recon_out = recon.assign(panel="a_reconstruction")
-    audit_out = audits.assign(panel="b_audit")
-    return fig, pd.concat([recon_out, audit_out], ignore_index=True)
+    return fig, pd.concat(parts, ignore_index=True)

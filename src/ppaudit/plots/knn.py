@@ -1,0 +1,68 @@
+"""Figures of the Private-kNN audit (Chadha et al. 2024, Fig. 5; App. E.4 Figs. 25–31 reuse
+:func:`ppaudit.plots.pate_capc.plot_appendix_figure`)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["plot_knn_fig5", "ADVERSARY_COLORS"]
+
+ADVERSARY_COLORS = {
+    "data-independent theory": "0.6",
+    "Nat-AdvQ": "tab:blue",
+    "Pois-AdvQ": "tab:orange",
+    "Pois-NatQ (test)": "tab:green",
+    "Pois-NatQ (train)": "tab:olive",
+    "Pois-NatQ (embedding)": "tab:red",
+}
+
+
+def _panel(ax, table: pd.DataFrame, floor: float | None):
+    datasets = list(dict.fromkeys(table["dataset"]))
+    bars = list(dict.fromkeys(table["bar"]))
+    width = 0.8 / max(len(bars), 1)
+    x = np.arange(len(datasets))
+    for i, bar in enumerate(bars):
+        sel = table[table["bar"] == bar]
+        off = x + (i - (len(bars) - 1) / 2) * width
+        audit = [sel.loc[(sel["dataset"] == d) & (sel["column"].isin(["two_cut_cp", "data_independent"])), "epsilon"] for d in datasets]
+        audit = np.array([float(v.iloc[0]) if len(v) else np.nan for v in audit])
+        ax.bar(off, audit, width, label=bar, color=ADVERSARY_COLORS.get(bar, plt.cm.tab10(i % 10)), edgecolor="white")
+        exact = [sel.loc[(sel["dataset"] == d) & (sel["column"] == "exact"), "epsilon"] for d in datasets]
+        exact = np.array([float(v.iloc[0]) if len(v) else np.nan for v in exact])
+        if np.any(np.isfinite(exact)):
+            ax.plot(off, exact, linestyle="none", marker="_", markersize=14, markeredgewidth=2, color="black",
+                    label="exact ε of the model" if i == 1 else None)
+    if floor is not None:
+        ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
+    ax.set_xticks(x, datasets)
+    ax.set_yscale("log")
+    ax.set_ylabel("ε at δ = 1e-6")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
+
+
+def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
+    """Fig. 5: left, every adversary's 2-cut audit against the data-independent theory per
+    dataset; right, the Pois-NatQ poisons from the test set, the train set and the
+    embedding space. Black ticks: the exact ε of the vote model for the same candidate.
+
+    Args:
+        table: columns ``panel`` (``"left"``/``"right"``), ``dataset``, ``bar`` (legend label),
+            ``column`` (``two_cut_cp``, ``exact`` or ``data_independent``), ``epsilon``.
+        title: figure title.
+        floor: ε of a zero RDP curve (dotted line).
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(12.0, 5.0))
+    titles = {"left": "adversaries vs theory (2-cut audit, worst case)", "right": "Pois-NatQ: test / train vs embedding poison"}
+    for ax, panel in zip(axes, ("left", "right")):
+        _panel(ax, table[table["panel"] == panel], floor)
+        ax.set_title(titles[panel], fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,41 @@
+# Feature extraction of the Private-kNN audit (Chadha et al. 2024, §6, App. D.3): a seeded
+# subset of a dataset's train and test splits through a pretrained encoder, one .npy per
+# (dataset, encoder, split). The library's cache (resources/features/{dataset}/{encoder}/,
+# ppaudit.features.extract_features) keeps the features across reruns of this rule: a rerun
+# with the same inputs and encoder configuration loads them instead of encoding again.
+# Helpers: workflow/rules/knn_common.smk.
+
+
+rule extract_features:
+    input:
+        knn_dataset_inputs,
+    output:
+        train="results/features/{dataset}/{encoder}/seed{seed}/train.npy",
+        test="results/features/{dataset}/{encoder}/seed{seed}/test.npy",
+        labels="results/features/{dataset}/{encoder}/seed{seed}/labels.npz",
+    params:
+        num_train=lambda wildcards: knn_dataset(wildcards.dataset)["num_train"],
+        num_test=lambda wildcards: knn_dataset(wildcards.dataset)["num_test"],
+        seed=lambda wildcards: int(wildcards.seed),
+        source=knn_config()["source"],
+        root="resources/datasets",
+        cache_dir="resources/features",
+        batch_size=knn_config()["batch_size"],
+        device=knn_config()["device"],
+    wildcard_constraints:
+        dataset="|".join(KNN_MODALITY),
+        encoder="|".join(KNN_ENCODER_MODALITY),
+        seed=r"\d+",
+    log:
+        "logs/extract_features/{dataset}/{encoder}/seed{seed}.log",
+    benchmark:
+        "benchmarks/extract_features/{dataset}/{encoder}/seed{seed}.tsv"
+    threads: knn_config()["threads"]
+    resources:
+        mem_mb=lambda wildcards: 16000 if wildcards.encoder in ("vit-l16-in21k", "roberta-large") else 4000,
+        runtime=lambda wildcards: 240 if wildcards.encoder in ("vit-l16-in21k", "roberta-large") else 30,
+        gpu=lambda wildcards: 1 if wildcards.encoder in ("vit-l16-in21k", "roberta-large") else 0,
+    conda:
+        "../../envs/features.yaml"
+    script:
+        "../scripts/features_extract.py"

@@ -1,0 +1,17 @@
+"""Snakemake script of rule tabulate_knn_findings: the Private-kNN claims of §6 checked on the
+numbers (ppaudit.experiments.private_knn.knn_findings_table). Output: ``findings`` (the
+columns of ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS)."""
+
+import _ppaudit_path
+
+log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
+
+import pandas as pd  # noqa: E402
+
+from ppaudit.experiments.private_knn import knn_findings_table  # noqa: E402
+from ppaudit.io import write_csv  # noqa: E402
+
+summary = pd.read_csv(snakemake.input.summary)  # noqa: F821
+rows = knn_findings_table(summary, snakemake.params.floor)  # noqa: F821
+log.info("findings (%d rows, %d hold):\n%s", len(rows), int(rows["holds"].sum()), rows.to_string(index=False))
+write_csv(rows, snakemake.output.findings)  # noqa: F821
