@@ -112,7 +112,7 @@ rule audit_knn:
         mem_mb=4000,
         runtime=720,
     conda:
-        "../../envs/audit.yaml"
+        "../../envs/features.yaml"
     script:
         "../scripts/knn_audit.py"
 
@@ -140,7 +140,7 @@ rule compose_knn_audit:
         mem_mb=2000,
         runtime=10,
     conda:
-        "../../envs/audit.yaml"
+        "../../envs/features.yaml"
     script:
         "../scripts/knn_compose_audit.py"
 
@@ -174,7 +174,7 @@ rule tabulate_knn_findings:
         mem_mb=1000,
         runtime=10,
     conda:
-        "../../envs/audit.yaml"
+        "../../envs/features.yaml"
     script:
         "../scripts/knn_tabulate_findings.py"
 

@@ -162,19 +162,25 @@ def findings(rr_summary: pd.DataFrame, tau_summary: pd.DataFrame, image_audits: 
     """The three claims of the observational paper, as numbers + a pass/fail boolean."""
     rows = []
     tol = float(settings["tight_tolerance"])
-    s = rr_summary[(rr_summary["guess_fraction"] == 0.01) & (rr_summary["counterfactual"] == "true_posterior")]
-    s = s[(s["epsilon_theory"] >= 1) & (s["epsilon_theory"] <= 4)]
-    ratio = (s["epsilon_mean"] / s["epsilon_theory"]).to_numpy()
-    rows.append(
-        dict(
-            claim="RR audit tight for eps_theory in [1, 4] with 1% guesses (true-posterior counterfactuals)",
-            metric="min over k and eps of eps_emp_mean / eps_theory",
-            value=float(ratio.min()) if ratio.size else float("nan"),
-            threshold=f">= {1 - tol:g}",
-            holds=bool(ratio.size and ratio.min() >= 1 - tol),
-            detail="; ".join(f"k={int(r.num_classes)} eps={r.epsilon_theory:g}: {r.epsilon_mean:.2f}" for r in s.itertuples()),
+    # The issue states the claim with 1 % guesses; the paper's Fig. 2 (§6.6) makes it with
+    # 0.1 % guesses and App. C adds that 1 % is tight at low ε but "not as tight in the
+    # medium epsilon regime [1, 4]". Both fractions are checked (when computed).
+    for frac in (0.01, 0.001):
+        s = rr_summary[np.isclose(rr_summary["guess_fraction"], frac) & (rr_summary["counterfactual"] == "true_posterior")]
+        s = s[(s["epsilon_theory"] >= 1) & (s["epsilon_theory"] <= 4)]
+        if frac == 0.001 and s.empty:
+            continue
+        ratio = (s["epsilon_mean"] / s["epsilon_theory"]).to_numpy()
+        rows.append(
+            dict(
+                claim=f"RR audit tight for eps_theory in [1, 4] with {100 * frac:g}% guesses (true-posterior counterfactuals)",
+                metric="min over k and eps of eps_emp_mean / eps_theory",
+                value=float(ratio.min()) if ratio.size else float("nan"),
+                threshold=f">= {1 - tol:g}",
+                holds=bool(ratio.size and ratio.min() >= 1 - tol),
+                detail="; ".join(f"k={int(r.num_classes)} eps={r.epsilon_theory:g}: {r.epsilon_mean:.2f}" for r in s.itertuples()),
+            )
         )
-    )
     mono = []
     for (eps, fr), g in tau_summary.groupby(["epsilon_theory", "guess_fraction"]):
         g = g.sort_values("tau")
