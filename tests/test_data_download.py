@@ -244,3 +244,52 @@ def test_packaged_fashion_mnist():
     # First training labels of Fashion-MNIST (ankle boot, T-shirt, T-shirt, dress, ...).
     np.testing.assert_array_equal(ytr[:10], [9, 0, 0, 3, 0, 2, 7, 2, 5, 5])
     assert np.all(np.bincount(yte) == 1000)
+
+
+def _sst2_zip() -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("SST-2/train.tsv", "sentence\tlabel\n" + "".join(f"a {'good' if i % 3 else 'bad'} film {i} \t{int(i % 3 > 0)}\n" for i in range(67349)))
+        zf.writestr("SST-2/dev.tsv", "sentence\tlabel\n" + "".join(f"dev {i}\t{i % 2}\n" for i in range(872)))
+        zf.writestr("SST-2/test.tsv", "index\tsentence\n" + "".join(f"{i}\ttest {i}\n" for i in range(1821)))
+    return buf.getvalue()
+
+
+def test_text_datasets_download_and_read(server, tmp_path):
+    """SST-2 (GLUE zip) and AG News (two CSVs) through the real download path with the same
+    file layout, served from 127.0.0.1 under fixture checksums; a truncated CSV is refused."""
+    sst = _sst2_zip()
+    server.files["/SST-2.zip"] = sst
+    reg = {"sst2": DatasetInfo(files=(RemoteFile("SST-2.zip", server.base + "/SST-2.zip", sha256=_sha(sst)),), kind="sst2", num_classes=2)}
+    xtr, ytr, xte, yte = data.load_text_dataset("sst2", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
+    assert len(xtr) + len(xte) == 67349 and abs(len(xte) - 0.05 * 67349) < 2
+    assert set(ytr) == {0, 1} and abs(yte.mean() - ytr.mean()) < 0.01  # stratified hold-out
+    assert xtr[0].startswith("a ") and isinstance(xtr[0], str)
+    again = data.load_text_dataset("sst2", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
+    assert again[2] == xte  # fixed split
+    rows = {"train": 120000, "test": 7600}
+    files = []
+    for split, n in rows.items():
+        body = "".join(f'"{1 + i % 4}","Title {i}","Body {i}\\nsecond line"\n' for i in range(n)).encode()
+        server.files[f"/ag/{split}.csv"] = body
+        files.append(RemoteFile(f"{split}.csv", f"{server.base}/ag/{split}.csv", sha256=_sha(body)))
+    reg = {"agnews": DatasetInfo(files=tuple(files), kind="agnews", num_classes=4)}
+    xtr, ytr, xte, yte = data.load_text_dataset("agnews", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
+    assert len(xtr) == 120000 and len(xte) == 7600 and set(ytr) == {0, 1, 2, 3}
+    assert xtr[5] == "Title 5 Body 5 second line" and ytr[5] == 1  # "\\n" in AG News marks a new line
+    # A file with the right checksum but the wrong number of rows (a changed upstream file
+    # pinned by mistake) is refused with the count in the message.
+    short = b'"1","t","b"\n' * 10
+    server.files["/ag2/test.csv"] = short
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(ValueError, match="has 10 rows, expected 7600"):
+        data.read_agnews(data.download_dataset("agnews", tmp_path / "bad", registry={"agnews": DatasetInfo(
+            files=(files[0], RemoteFile("test.csv", server.base + "/ag2/test.csv", sha256=_sha(short))), kind="agnews")},
+            backoff=0.0, timeout=5, opener=_open)[0].parent)
+    # The real registry pins the MD5s torchtext pins for these files.
+    assert data.DATASETS["sst2"].files[0].md5 == "9f81648d4199384278b86e315dac217c"
+    assert {f.filename: f.md5 for f in data.DATASETS["agnews"].files} == {
+        "train.csv": "b1a00f826fdfbd249f79597b59e1dc12", "test.csv": "d52ea96a97a2d943681189a97654912d"}

@@ -233,8 +233,14 @@ def test_knn_findings_table_columns_and_values():
 def test_paper_text_datasets_fail_clearly_offline(monkeypatch, tmp_path):
     from ppaudit.experiments import private_knn as pk
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(RuntimeError, match="sst2.*Hugging Face Hub"):
-        pk.load_knn_inputs("sst2", 10, 10, seed=0, root=tmp_path)
-    with pytest.raises(ValueError, match="name must be one of"):
-        pk.load_hf_text_dataset("imdb")
+    from ppaudit import data
+
+    def offline(url, timeout=None):
+        raise OSError("network unreachable (test)")
+
+    # the real registry entry (pinned MD5, GLUE URL); offline the error names the URL
+    with pytest.raises(data.DownloadError, match="SST-2.zip"):
+        data.load_text_dataset("sst2", tmp_path, opener=offline, retries=1, backoff=0.0)
+    assert not any(tmp_path.rglob("*.zip"))  # nothing left behind
+    with pytest.raises(ValueError, match="give root="):
+        pk.load_knn_inputs("sst2", 10, 10, seed=0, root=None)

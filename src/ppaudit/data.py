@@ -61,6 +61,10 @@ __all__ = [
     "load_downloaded",
     "load_dataset",
     "DATASET_NAMES",
+    "TEXT_ROWS",
+    "read_sst2",
+    "read_agnews",
+    "load_text_dataset",
 ]
 
 
@@ -154,6 +158,26 @@ DATASETS: dict[str, DatasetInfo] = {
         kind="cifar10",
         homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
         notes="MD5 of the python archive as published on the CIFAR page.",
+    ),
+    # Text datasets of Private-kNN (Chadha et al. 2024, App. D.3) and PromptPATE (App. D.2).
+    "sst2": DatasetInfo(
+        files=(RemoteFile("SST-2.zip", "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", md5="9f81648d4199384278b86e315dac217c"),),
+        kind="sst2",
+        num_classes=2,
+        homepage="https://gluebenchmark.com/tasks",
+        notes="GLUE SST-2 archive; MD5 as pinned by torchtext.datasets.SST2 (GLUE publishes none). "
+        "train.tsv 67,349 and dev.tsv 872 labelled sentences; test.tsv is unlabelled.",
+    ),
+    "agnews": DatasetInfo(
+        files=(
+            RemoteFile("train.csv", "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/master/data/ag_news_csv/train.csv", md5="b1a00f826fdfbd249f79597b59e1dc12"),
+            RemoteFile("test.csv", "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/master/data/ag_news_csv/test.csv", md5="d52ea96a97a2d943681189a97654912d"),
+        ),
+        kind="agnews",
+        num_classes=4,
+        homepage="http://groups.di.unipi.it/~gulli/AG_corpus_of_news_articles.html",
+        notes="Zhang et al. 2015 AG News CSVs (class 1-4, title, description): 120,000 / 7,600 rows; "
+        "MD5 as pinned by torchtext.datasets.AG_NEWS.",
     ),
 }
 
@@ -521,3 +545,68 @@ def load_dataset(
             raise ValueError("root must name a folder for source='download', got None")
         return load_downloaded(name, root, **kwargs)
     raise ValueError(f"source must be 'packaged' or 'download', got {source!r}")
+
+
+# ----------------------------------------------------------------------------- text datasets
+
+#: Rows each text file must hold (a truncated or wrong file cannot match).
+TEXT_ROWS = {("sst2", "train"): 67349, ("sst2", "dev"): 872, ("agnews", "train"): 120000, ("agnews", "test"): 7600}
+
+
+def read_sst2(archive: str | os.PathLike) -> dict[str, tuple[list[str], np.ndarray]]:
+    """The labelled splits of the GLUE SST-2 archive: ``{"train": (sentences, labels), "dev": ...}``
+    (0 = negative, 1 = positive). The test split has no labels and is not returned."""
+    import csv
+    import io
+    import zipfile
+
+    out = {}
+    with zipfile.ZipFile(archive) as zf:
+        for split in ("train", "dev"):
+            with zf.open(f"SST-2/{split}.tsv") as fh:
+                rows = list(csv.reader(io.TextIOWrapper(fh, encoding="utf-8"), delimiter="\t", quoting=csv.QUOTE_NONE))
+            header, body = rows[0], rows[1:]
+            if header[:2] != ["sentence", "label"] or len(body) != TEXT_ROWS[("sst2", split)]:
+                raise ValueError(f"{archive}: SST-2/{split}.tsv has header {header[:2]} and {len(body)} rows, expected ['sentence', 'label'] and {TEXT_ROWS[('sst2', split)]}")
+            out[split] = ([r[0] for r in body], np.asarray([int(r[1]) for r in body], dtype=np.int64))
+    return out
+
+
+def read_agnews(folder: str | os.PathLike) -> dict[str, tuple[list[str], np.ndarray]]:
+    """AG News ``train.csv`` / ``test.csv`` (class index 1–4, title, description) →
+    ``{"train": (title + " " + description, label 0–3), "test": ...}``."""
+    import csv
+
+    out = {}
+    for split in ("train", "test"):
+        with open(Path(folder) / f"{split}.csv", newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        if len(rows) != TEXT_ROWS[("agnews", split)]:
+            raise ValueError(f"{folder}/{split}.csv has {len(rows)} rows, expected {TEXT_ROWS[('agnews', split)]}")
+        texts = [f"{r[1]} {r[2]}".replace("\\n", " ").strip() for r in rows]
+        out[split] = (texts, np.asarray([int(r[0]) - 1 for r in rows], dtype=np.int64))
+    return out
+
+
+def load_text_dataset(name: str, root: str | os.PathLike, **download_kwargs) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """SST-2 or AG News downloaded with pinned checksums (:func:`download_dataset`):
+    ``(train_texts, y_train, test_texts, y_test)``.
+
+    SST-2's labelled test set is GLUE's dev split (872 sentences), which is smaller than the
+    paper's n_Q = 1000 natural queries; as the paper does not say which split it queries, the
+    test pool here is a stratified 5 % hold-out of the 67,349 training sentences (fixed seed
+    0) and the rest is the training set. AG News uses its own train/test split.
+    """
+    files = download_dataset(name, root, **download_kwargs)
+    if name == "sst2":
+        from sklearn.model_selection import train_test_split
+
+        texts, labels = read_sst2(files[0])["train"]
+        idx = np.arange(len(texts))
+        tr, te = train_test_split(idx, test_size=0.05, stratify=labels, random_state=0)
+        tr, te = np.sort(tr), np.sort(te)
+        return [texts[i] for i in tr], labels[tr], [texts[i] for i in te], labels[te]
+    if name == "agnews":
+        d = read_agnews(files[0].parent)
+        return d["train"][0], d["train"][1], d["test"][0], d["test"][1]
+    raise ValueError(f"name must be 'sst2' or 'agnews', got {name!r}")

@@ -44,6 +44,14 @@ def load_text_dataset(name: str) -> TextClassificationData:
         return load_rotten_tomatoes(test_size=p.test_size)
     folder = Path(p.text_data_dir) / name
     parts = {}
+    if name in ("sst2", "agnews") and not (folder / "train.csv").is_file():
+        # Downloaded with pinned checksums (GLUE SST-2, Zhang et al. AG News; labels in the
+        # order of the templates); SST-2's test pool is a 5 % hold-out of its training split.
+        from ppaudit.data import load_text_dataset as download_text
+
+        xtr, ytr, xte, yte = download_text(name, "resources/datasets")
+        return TextClassificationData(name, tuple(normalize_text(t) for t in xtr), ytr, tuple(normalize_text(t) for t in xte), yte,
+                                      get_template(name).num_classes)
     for split in ("train", "test"):
         f = folder / f"{split}.csv"
         if not f.is_file():

@@ -78,8 +78,7 @@ __all__ = [
     "knn_findings",
     "select_knn_candidates",
     "knn_findings_table",
-    "HF_TEXT_DATASETS",
-    "load_hf_text_dataset",
+    "TEXT_DOWNLOAD_DATASETS",
 ]
 
 #: The per-order columns of the per-query table that are composed over queries.
@@ -167,7 +166,8 @@ def load_knn_inputs(
         num_train, num_test: subset sizes (``None``: all).
         seed: subset seed (``job_generator(seed, "knn-subset", dataset)``).
         source, root: passed to :func:`ppaudit.data.load_dataset` for image datasets; ``root``
-            is also the download folder of SST-2 / AG News (:func:`load_hf_text_dataset`).
+            is also the download folder of SST-2 / AG News (:func:`ppaudit.data.load_text_dataset`:
+            pinned MD5s, atomic, retries; SST-2's test pool is a 5 % hold-out of its training split).
         test_fraction: Rotten Tomatoes test share.
 
     Returns:
@@ -185,8 +185,12 @@ def load_knn_inputs(
         itr = idx_tr[_subset(idx_tr.size, num_train, rng, "num_train")]
         ite = idx_te[_subset(idx_te.size, num_test, rng, "num_test")]
         return [texts[i] for i in itr], labels[itr], [texts[i] for i in ite], labels[ite]
-    if dataset in HF_TEXT_DATASETS:  # paper-scale text (App. D.3): download only
-        ttr, ytr, tte, yte = load_hf_text_dataset(dataset, root)
+    if dataset in TEXT_DOWNLOAD_DATASETS:  # paper-scale text (App. D.3): download only
+        from ..data import load_text_dataset
+
+        if root is None:
+            raise ValueError(f"{dataset} is downloaded: give root= (the download folder)")
+        ttr, ytr, tte, yte = load_text_dataset(dataset, root)
         itr = _subset(len(ttr), num_train, rng, "num_train")
         ite = _subset(len(tte), num_test, rng, "num_test")
         return [ttr[i] for i in itr], ytr[itr], [tte[i] for i in ite], yte[ite]
@@ -650,57 +654,6 @@ def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[st
     return pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))
 
 
-#: Paper-scale text datasets on the Hugging Face Hub (App. D.3): repository, text column,
-#: train split, test split. SST-2's test labels are hidden and its labelled validation split
-#: holds only 872 sentences (< n_Q = 1000): its test pool is a stratified 5 % hold-out of the
-#: 67,349 training sentences (fixed seed 0; test split ``None``).
-HF_TEXT_DATASETS = {
-    "sst2": ("stanfordnlp/sst2", "sentence", "train", None),
-    "agnews": ("fancyzhx/ag_news", "text", "train", "test"),
-}
-
-
-def load_hf_text_dataset(name: str, root: str | os.PathLike | None = None, revision: str | None = None) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    """SST-2 or AG News (App. D.3) from the Hugging Face Hub: ``(train_texts, y_train, test_texts, y_test)``.
-
-    The parquet files of the dataset repository are fetched with
-    ``huggingface_hub.snapshot_download`` into ``root`` (the Hub verifies each file against
-    its content hash) and read with pandas (needs ``pyarrow``). Offline, or without
-    ``huggingface_hub``/``pyarrow``, a :class:`RuntimeError` names what is missing.
-
-    Args:
-        name: ``"sst2"`` or ``"agnews"`` (:data:`HF_TEXT_DATASETS`).
-        root: download folder (``None``: the Hugging Face cache).
-        revision: a commit of the dataset repository to pin (``None``: the newest).
-    """
-    if name not in HF_TEXT_DATASETS:
-        raise ValueError(f"name must be one of {sorted(HF_TEXT_DATASETS)}, got {name!r}")
-    repo, col, tr, te = HF_TEXT_DATASETS[name]
-    try:
-        from huggingface_hub import snapshot_download
-
-        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["*.parquet", "**/*.parquet"],
-                                        local_dir=None if root is None else Path(root) / name))
-    except Exception as exc:  # offline, no package, hub errors
-        raise RuntimeError(
-            f"could not fetch the {name} dataset ({repo}) from the Hugging Face Hub ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); "
-            "this paper-scale dataset needs network access (offline: use rotten-tomatoes, chadha2024.knn.source: packaged)"
-        ) from exc
-
-    def split(s: str) -> pd.DataFrame:
-        files = sorted(p for p in folder.rglob("*.parquet") if p.name.startswith(f"{s}-") or p.parent.name == s)
-        if not files:
-            raise RuntimeError(f"no parquet file of split {s!r} in {folder}")
-        try:
-            return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-        except ImportError as exc:
-            raise RuntimeError("reading the Hugging Face parquet files needs the pip package pyarrow") from exc
-
-    a = split(tr)
-    if te is None:
-        from sklearn.model_selection import train_test_split
-
-        a, b = train_test_split(a, test_size=0.05, stratify=a["label"], random_state=0)
-    else:
-        b = split(te)
-    return ([str(t) for t in a[col]], a["label"].to_numpy(dtype=np.int64), [str(t) for t in b[col]], b["label"].to_numpy(dtype=np.int64))
+#: Paper-scale text datasets (App. D.3), downloaded with pinned checksums by
+#: :func:`ppaudit.data.load_text_dataset` (SST-2 from GLUE, AG News from Zhang et al. 2015).
+TEXT_DOWNLOAD_DATASETS = ("sst2", "agnews")

@@ -193,7 +193,7 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
     fitted models): ε of the repeated-query transcript audited with and without the cache,
     of one answer, and the exact references (:func:`pate_caching_epsilons`)."""
     ncols = 2 if pate is None else 3
-    fig, axes = plt.subplots(1, ncols, figsize=(5.5 * ncols, 4))
+    fig, axes = plt.subplots(1, ncols, figsize=(5.5 * ncols, 4 if pate is None else 5))
     a, b = axes[0], axes[1]
     for hi, d in recon.groupby("histogram"):
         colour = f"C{hi}"
@@ -240,7 +240,7 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
         c.set_yscale("log")
         c.set_ylabel(f"ε at δ = {float(pate['delta'].iloc[0]):g}")
         c.set_title(f"(c) {pate['algo'].iloc[0].upper()} fitted model, {pate['dataset'].iloc[0]}, σ = {float(pate['sigma'].iloc[0]):g}", fontsize=9)
-        c.legend(fontsize=6)
+        c.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
         parts.append(eps.assign(panel="c_fitted_model"))
     fig.tight_layout()
     return fig, pd.concat(parts, ignore_index=True)
