@@ -293,3 +293,40 @@ def test_text_datasets_download_and_read(server, tmp_path):
     assert data.DATASETS["sst2"].files[0].md5 == "9f81648d4199384278b86e315dac217c"
     assert {f.filename: f.md5 for f in data.DATASETS["agnews"].files} == {
         "train.csv": "b1a00f826fdfbd249f79597b59e1dc12", "test.csv": "d52ea96a97a2d943681189a97654912d"}
+
+
+def test_dbpedia_and_trec_download_and_read(server, tmp_path):
+    import io
+    import tarfile
+
+    def add(tf, name, text):
+        b = text.encode()
+        info = tarfile.TarInfo(name)
+        info.size = len(b)
+        tf.addfile(info, io.BytesIO(b))
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        add(tf, "dbpedia_csv/classes.txt", "Company\nEducationalInstitution\n")
+        add(tf, "dbpedia_csv/train.csv", "".join(f'{1 + i % 14},"Name {i}"," Text {i}"\n' for i in range(560000)))
+        add(tf, "dbpedia_csv/test.csv", "".join(f'{1 + i % 14},"T {i}"," U {i}"\n' for i in range(70000)))
+    body = buf.getvalue()
+    server.files["/dbpedia_csv.tar.gz"] = body
+    reg = {"dbpedia": DatasetInfo(files=(RemoteFile("dbpedia_csv.tar.gz", server.base + "/dbpedia_csv.tar.gz", sha256=_sha(body)),), kind="dbpedia")}
+    xtr, ytr, xte, yte = data.load_text_dataset("dbpedia", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
+    assert (len(xtr), len(xte)) == (560000, 70000) and xtr[15] == "Name 15. Text 15" and ytr[15] == 1 and set(yte) == set(range(14))
+    # TREC: "COARSE:fine question" lines, latin-1 (the real file holds a 0xF0 byte)
+    train = "".join(f"{c}:x Question {i} caf\xe9 ?\n" for i, c in zip(range(5452), list(data.TREC_COARSE) * 1000)).encode("latin-1")
+    test = "".join(f"NUM:date When {i} ?\n" for i in range(500)).encode("latin-1")
+    files = []
+    for name, b in (("train_5500.label", train), ("TREC_10.label", test)):
+        server.files["/qc/" + name] = b
+        files.append(RemoteFile(name, f"{server.base}/qc/{name}", sha256=_sha(b)))
+    reg = {"trec": DatasetInfo(files=tuple(files), kind="trec", num_classes=6)}
+    xtr, ytr, xte, yte = data.load_text_dataset("trec", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
+    assert len(xtr) == 5452 and list(ytr[:6]) == [0, 1, 2, 3, 4, 5] and xtr[0] == "Question 0 caf\xe9 ?"
+    assert (yte == data.TREC_COARSE.index("NUM")).all()
+    # real registry: TREC by the SHA-256 recorded by the Hugging Face trec script, DBpedia by torchtext's MD5
+    assert data.DATASETS["trec"].files[0].sha256.startswith("9e4c8bdc") and data.DATASETS["dbpedia"].files[0].md5 == "dca7b1ae12b1091090db52aa7ec5ca64"
+    with pytest.raises(ValueError, match="unknown dataset 'imdb'"):
+        data.load_text_dataset("imdb", tmp_path)

@@ -64,6 +64,9 @@ __all__ = [
     "TEXT_ROWS",
     "read_sst2",
     "read_agnews",
+    "read_dbpedia",
+    "read_trec",
+    "TREC_COARSE",
     "load_text_dataset",
 ]
 
@@ -178,6 +181,36 @@ DATASETS: dict[str, DatasetInfo] = {
         homepage="http://groups.di.unipi.it/~gulli/AG_corpus_of_news_articles.html",
         notes="Zhang et al. 2015 AG News CSVs (class 1-4, title, description): 120,000 / 7,600 rows; "
         "MD5 as pinned by torchtext.datasets.AG_NEWS.",
+    ),
+    "dbpedia": DatasetInfo(
+        files=(
+            RemoteFile(
+                "dbpedia_csv.tar.gz",
+                "https://github.com/le-scientifique/torchDatasets/raw/master/dbpedia_csv.tar.gz",
+                md5="dca7b1ae12b1091090db52aa7ec5ca64",
+                mirrors=("https://drive.google.com/uc?export=download&id=0Bz8a_Dbh9QhbQ2Vic1kxMmZZQ1k",),
+            ),
+        ),
+        kind="dbpedia",
+        num_classes=14,
+        homepage="https://github.com/zhangxiangxiao/Crepe",
+        notes="Zhang et al. 2015 DBpedia ontology CSVs (class 1-14, title, content): 560,000 / 70,000 rows; "
+        "MD5 as pinned by torchtext.datasets.DBpedia (68,341,698 bytes).",
+    ),
+    "trec": DatasetInfo(
+        files=(
+            RemoteFile("train_5500.label", "https://cogcomp.seas.upenn.edu/Data/QA/QC/train_5500.label",
+                       sha256="9e4c8bdcaffb96ed61041bd64b564183d52793a8e91d84fc3a8646885f466ec3",
+                       mirrors=("http://cogcomp.org/Data/QA/QC/train_5500.label",)),
+            RemoteFile("TREC_10.label", "https://cogcomp.seas.upenn.edu/Data/QA/QC/TREC_10.label",
+                       sha256="033f22c028c2bbba9ca682f68ffe204dc1aa6e1cf35dd6207f2d4ca67f0d0e8e",
+                       mirrors=("http://cogcomp.org/Data/QA/QC/TREC_10.label",)),
+        ),
+        kind="trec",
+        num_classes=6,
+        homepage="https://cogcomp.seas.upenn.edu/Data/QA/QC/",
+        notes="Li & Roth 2002 question classification: 5,452 / 500 questions, coarse labels ABBR, ENTY, DESC, "
+        "HUM, LOC, NUM; SHA-256 (335,858 / 23,354 bytes) as recorded by the Hugging Face trec dataset script.",
     ),
 }
 
@@ -550,7 +583,12 @@ def load_dataset(
 # ----------------------------------------------------------------------------- text datasets
 
 #: Rows each text file must hold (a truncated or wrong file cannot match).
-TEXT_ROWS = {("sst2", "train"): 67349, ("sst2", "dev"): 872, ("agnews", "train"): 120000, ("agnews", "test"): 7600}
+TEXT_ROWS = {
+    ("sst2", "train"): 67349, ("sst2", "dev"): 872, ("agnews", "train"): 120000, ("agnews", "test"): 7600,
+    ("dbpedia", "train"): 560000, ("dbpedia", "test"): 70000, ("trec", "train"): 5452, ("trec", "test"): 500,
+}
+#: TREC coarse classes in label order (the order of ppaudit.llm's trec template).
+TREC_COARSE = ("ABBR", "ENTY", "DESC", "HUM", "LOC", "NUM")
 
 
 def read_sst2(archive: str | os.PathLike) -> dict[str, tuple[list[str], np.ndarray]]:
@@ -588,14 +626,54 @@ def read_agnews(folder: str | os.PathLike) -> dict[str, tuple[list[str], np.ndar
     return out
 
 
+def read_dbpedia(archive: str | os.PathLike) -> dict[str, tuple[list[str], np.ndarray]]:
+    """DBpedia ``dbpedia_csv.tar.gz`` (class 1–14, title, content) →
+    ``{"train": (title + ". " + content, label 0–13), "test": ...}``."""
+    import csv
+    import io
+    import tarfile
+
+    out = {}
+    with tarfile.open(archive, "r:gz") as tf:
+        for split in ("train", "test"):
+            fh = tf.extractfile(f"dbpedia_csv/{split}.csv")
+            if fh is None:
+                raise ValueError(f"{archive} holds no dbpedia_csv/{split}.csv")
+            rows = list(csv.reader(io.TextIOWrapper(fh, encoding="utf-8")))
+            if len(rows) != TEXT_ROWS[("dbpedia", split)]:
+                raise ValueError(f"{archive}: dbpedia_csv/{split}.csv has {len(rows)} rows, expected {TEXT_ROWS[('dbpedia', split)]}")
+            out[split] = ([f"{r[1]}. {r[2].strip()}" for r in rows], np.asarray([int(r[0]) - 1 for r in rows], dtype=np.int64))
+    return out
+
+
+def read_trec(folder: str | os.PathLike) -> dict[str, tuple[list[str], np.ndarray]]:
+    """TREC ``train_5500.label`` / ``TREC_10.label`` (``COARSE:fine question``, latin-1) →
+    ``{"train": (questions, coarse label 0–5 in the order of TREC_COARSE), "test": ...}``."""
+    out = {}
+    for split, fname in (("train", "train_5500.label"), ("test", "TREC_10.label")):
+        lines = [ln for ln in (Path(folder) / fname).read_bytes().decode("latin-1").splitlines() if ln.strip()]
+        if len(lines) != TEXT_ROWS[("trec", split)]:
+            raise ValueError(f"{folder}/{fname} has {len(lines)} questions, expected {TEXT_ROWS[('trec', split)]}")
+        labels, texts = [], []
+        for ln in lines:
+            tag, _, text = ln.partition(" ")
+            coarse = tag.split(":", 1)[0]
+            if coarse not in TREC_COARSE:
+                raise ValueError(f"{folder}/{fname}: unknown coarse label {coarse!r} in {ln[:60]!r}")
+            labels.append(TREC_COARSE.index(coarse))
+            texts.append(text.strip())
+        out[split] = (texts, np.asarray(labels, dtype=np.int64))
+    return out
+
+
 def load_text_dataset(name: str, root: str | os.PathLike, **download_kwargs) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    """SST-2 or AG News downloaded with pinned checksums (:func:`download_dataset`):
-    ``(train_texts, y_train, test_texts, y_test)``.
+    """SST-2, AG News, DBpedia or TREC downloaded with pinned checksums
+    (:func:`download_dataset`): ``(train_texts, y_train, test_texts, y_test)``.
 
     SST-2's labelled test set is GLUE's dev split (872 sentences), which is smaller than the
     paper's n_Q = 1000 natural queries; as the paper does not say which split it queries, the
     test pool here is a stratified 5 % hold-out of the 67,349 training sentences (fixed seed
-    0) and the rest is the training set. AG News uses its own train/test split.
+    0) and the rest is the training set. AG News, DBpedia and TREC use their own train/test splits.
     """
     files = download_dataset(name, root, **download_kwargs)
     if name == "sst2":
@@ -606,7 +684,8 @@ def load_text_dataset(name: str, root: str | os.PathLike, **download_kwargs) -> 
         tr, te = train_test_split(idx, test_size=0.05, stratify=labels, random_state=0)
         tr, te = np.sort(tr), np.sort(te)
         return [texts[i] for i in tr], labels[tr], [texts[i] for i in te], labels[te]
-    if name == "agnews":
-        d = read_agnews(files[0].parent)
-        return d["train"][0], d["train"][1], d["test"][0], d["test"][1]
-    raise ValueError(f"name must be 'sst2' or 'agnews', got {name!r}")
+    readers = {"agnews": lambda: read_agnews(files[0].parent), "dbpedia": lambda: read_dbpedia(files[0]), "trec": lambda: read_trec(files[0].parent)}
+    if name not in readers:
+        raise ValueError(f"name must be one of 'sst2', 'agnews', 'dbpedia', 'trec', got {name!r}")
+    d = readers[name]()
+    return d["train"][0], d["train"][1], d["test"][0], d["test"][1]

@@ -4,7 +4,6 @@
 # argmax per query → composition over the queries, ε at δ → Figs. 3, 4, 7–16 and the
 # findings table. Paths and helpers: workflow/rules/pate_capc_common.smk.
 
-import os
 
 PC_WILDCARDS = dict(
     algo="pate|capc",
@@ -30,25 +29,6 @@ localrules:
     chadha_fig15,
     chadha_fig16,
     chadha_findings,
-
-
-rule download_dataset:
-    output:
-        marker="resources/datasets/{dataset}/.verified",
-    params:
-        root=lambda wildcards, output: os.path.dirname(os.path.dirname(output.marker)),
-    wildcard_constraints:
-        dataset="mnist|fashion-mnist|cifar10",
-    log:
-        "logs/download_dataset/{dataset}.log",
-    resources:
-        mem_mb=2000,
-        runtime=60,
-    retries: 2
-    conda:
-        "../../envs/teachers.yaml"
-    script:
-        "../scripts/pate_capc_download_dataset.py"
 
 
 rule select_queries:

@@ -15,45 +15,17 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.io import save_figure, write_csv  # noqa: E402
-from ppaudit.plots.pate_capc import plot_appendix_figure  # noqa: E402
+from ppaudit.plots.pate_capc import appendix_panels, plot_appendix_figure  # noqa: E402
 
-BARS = {
-    "data_independent": "data-independent theory",
-    "data_dependent": "data-dependent theory",
-    "exact": "exact",
-    "two_cut_cp": "2-cut audit",
-    "k_cut": "k-cut audit",
-}
 p = snakemake.params  # noqa: F821
 s = pd.read_csv(snakemake.input.variants, keep_default_na=False)  # noqa: F821
-s = s[(s["adversary"] == p.adversary) & (s["variant"] == p.variant) & (s["case"] == p.case) & s["column"].isin(list(BARS))]
+s = s[(s["adversary"] == p.adversary) & (s["variant"] == p.variant) & (s["case"] == p.case)]
 if s.empty:
     raise ValueError(f"no {p.case}-case rows for adversary {p.adversary!r}, variant {p.variant!r} in {snakemake.input.variants}")  # noqa: F821
-bars = pd.DataFrame(
-    [{"dataset": r.dataset, "bar": BARS[r.column], "column": r.column, "epsilon": float(r.epsilon)} for r in s.itertuples()]
-)
-bars["_o"] = bars["column"].map(list(BARS).index)
-bars = bars.sort_values(["_o"], kind="stable").drop(columns="_o")
 rdp = pd.read_csv(snakemake.input.rdp, keep_default_na=False)  # noqa: F821
-rdp = rdp[rdp["variant"] == p.variant]
-ncand = rdp["candidate"].nunique()
-if p.case == "worst":
-    cand = int(s.loc[s["dataset"] == p.panel_dataset, "candidate"].iloc[0])
-    curve = rdp[rdp["candidate"] == cand].sort_values("order")
-    which = f"worst of {ncand} candidate(s) (#{cand})"
-else:
-    curve = rdp.groupby("order", as_index=False)[list(BARS)].mean()
-    which = f"mean over {ncand} candidates"
-curve = curve[["order", *BARS]].astype(float).rename(columns=BARS).reset_index(drop=True)
+bars, curve, which, plotted = appendix_panels(s, rdp[rdp["variant"] == p.variant], p.case, p.panel_dataset)
 subtitle = f"composed RDP on {p.panel_dataset}, {which}\n{p.model}, k = {p.num_teachers}, n_Q = {p.num_queries}, σ = {p.sigma}"
 fig = plot_appendix_figure(bars, curve, p.title, subtitle, floor=p.floor)
-plotted = pd.concat(
-    [
-        bars.assign(panel="bars").rename(columns={"epsilon": "value"}),
-        curve.melt(id_vars="order", var_name="bar", value_name="value").assign(panel="rdp", dataset=p.panel_dataset),
-    ],
-    ignore_index=True,
-)[["panel", "dataset", "bar", "order", "value"]]
 log.info("plotted:\n%s", plotted.to_string(index=False))
 save_figure(fig, snakemake.output.pdf)  # noqa: F821
 save_figure(fig, snakemake.output.png)  # noqa: F821

@@ -44,8 +44,8 @@ def load_text_dataset(name: str) -> TextClassificationData:
         return load_rotten_tomatoes(test_size=p.test_size)
     folder = Path(p.text_data_dir) / name
     parts = {}
-    if name in ("sst2", "agnews") and not (folder / "train.csv").is_file():
-        # Downloaded with pinned checksums (GLUE SST-2, Zhang et al. AG News; labels in the
+    if name in ("sst2", "agnews", "dbpedia", "trec") and not (folder / "train.csv").is_file():
+        # Downloaded with pinned checksums (GLUE SST-2, Zhang et al. AG News and DBpedia, Li & Roth TREC; labels in the
         # order of the templates); SST-2's test pool is a 5 % hold-out of its training split.
         from ppaudit.data import load_text_dataset as download_text
 

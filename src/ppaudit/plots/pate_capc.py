@@ -9,7 +9,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "BAR_COLORS"]
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "APPENDIX_BARS", "BAR_COLORS"]
+
+#: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
+APPENDIX_BARS = {
+    "data_independent": "data-independent theory",
+    "data_dependent": "data-dependent theory",
+    "exact": "exact",
+    "two_cut_cp": "2-cut audit",
+    "k_cut": "k-cut audit",
+}
 
 BAR_COLORS = {
     "data-independent": "0.6",
@@ -92,3 +101,46 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_dataset: str, columns=tuple(APPENDIX_BARS)):
+    """The numbers of one appendix figure (App. E.1–E.4: PATE, CaPC, PromptPATE, Private-kNN).
+
+    Args:
+        summary: summary rows of one adversary and case (columns dataset, column, epsilon,
+            candidate), any datasets.
+        rdp: composed RDP per candidate (columns candidate, order and ``columns``) of the
+            panel dataset.
+        case: ``"worst"`` (the RDP curve of the worst candidate of ``panel_dataset``) or
+            ``"average"`` (the mean curve over the candidates).
+        panel_dataset: the dataset of the RDP panel.
+        columns: which of :data:`APPENDIX_BARS` to draw (Private-kNN has no data-dependent bound).
+
+    Returns:
+        ``(bars, curve, which, plotted)``: ε bars (dataset, bar, column, epsilon), the RDP
+        curves (order + one column per bar name), a description of the curve, and the long
+        table of every plotted number (panel, dataset, bar, order, value).
+    """
+    names = {c: APPENDIX_BARS[c] for c in columns}
+    s = summary[summary["column"].isin(list(names))]
+    if s.empty:
+        raise ValueError(f"no summary rows with columns {list(names)} for the {case} case")
+    bars = pd.DataFrame([{"dataset": r.dataset, "bar": names[r.column], "column": r.column, "epsilon": float(r.epsilon)} for r in s.itertuples()])
+    bars = bars.iloc[np.argsort(bars["column"].map(list(names).index).to_numpy(), kind="stable")].reset_index(drop=True)
+    ncand = rdp["candidate"].nunique()
+    if case == "worst":
+        cand = int(s.loc[s["dataset"] == panel_dataset, "candidate"].iloc[0])
+        curve = rdp[rdp["candidate"] == cand].sort_values("order")
+        which = f"worst of {ncand} candidate(s) (#{cand})"
+    else:
+        curve = rdp.groupby("order", as_index=False)[list(names)].mean()
+        which = f"mean over {ncand} candidates"
+    curve = curve[["order", *names]].astype(float).rename(columns=names).reset_index(drop=True)
+    plotted = pd.concat(
+        [
+            bars.assign(panel="bars").rename(columns={"epsilon": "value"}),
+            curve.melt(id_vars="order", var_name="bar", value_name="value").assign(panel="rdp", dataset=panel_dataset),
+        ],
+        ignore_index=True,
+    )[["panel", "dataset", "bar", "order", "value"]]
+    return bars, curve, which, plotted

@@ -1,6 +1,6 @@
 # PromptPATE audits (Chadha et al. 2024, §5.3–5.4, App. D.2, E.3): config checks, path
 # helpers, the PromptPATE panel of Figs. 3/4 and the PromptPATE part of the findings table.
-# Functions and constants only (rules: workflow/rules/promptpate.smk). Included after
+# Functions and constants only (rules: workflow/rules/prompts.smk). Included after
 # pate_capc_common.smk, whose lists CHADHA_FIG34_SUMMARIES and CHADHA_FINDINGS_PARTS it
 # extends.
 #

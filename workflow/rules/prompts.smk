@@ -2,7 +2,7 @@
 # GGUF → one-time safetensors conversion → LLM teacher votes (query grid and the
 # adversaries' prompts, cached on disk) → exact-histogram audit per adversary → the
 # PromptPATE panel of Figs. 3/4, Figs. 17–24 and the PromptPATE findings.
-# Paths and helpers: workflow/rules/promptpate_common.smk.
+# Paths and helpers: workflow/rules/prompts_common.smk.
 
 PP_WILDCARDS = dict(
     dataset="rotten_tomatoes|sst2|agnews|dbpedia|trec",
