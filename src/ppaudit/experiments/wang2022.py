@@ -375,7 +375,10 @@ def caching_transcript_audit(
     With the cache a transcript is one answer repeated, so its score bins are single
     answers and the audit can measure no more than the single-answer leakage (a function of
     one answer cannot have larger Rényi divergence); without it the ``n_Q`` answers add up.
-    The single-answer audit with the same ``trials`` is returned for comparison.
+    The single-answer audit with the same ``trials`` is returned for comparison. The score
+    assumes independent answers, which they are not (the histogram is shared), so with a
+    finite ``trials`` the uncached transcript audit can fall below the single-answer audit
+    when the leakage sits in rare outputs, although its true divergence is at least as large.
 
     Returns:
         Rows ``(view, order, audit)`` with ``view`` in ``single_answer``, ``no_cache``,
