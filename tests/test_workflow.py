@@ -25,22 +25,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from workflow_runner import output_of, run_snakemake  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 FIGURES = ("fig2", "fig6")
 AUDITS = ("two_cut_cp", "k_cut_goodman", "k_cut_sison_glaz", "two_cut_bootstrap", "k_cut_bootstrap")
-
-
-def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run this interpreter's Snakemake on the repository's Snakefile; never raises on failure."""
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-
-
-def output_of(proc: subprocess.CompletedProcess) -> str:
-    return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
 
 
 def schema_defaults() -> dict:

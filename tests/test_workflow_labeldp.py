@@ -8,17 +8,15 @@ Also: a bad label-DP config value stops Snakemake at parse time naming the key.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from workflow_runner import output_of, run_snakemake  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 
 LABELDP_TINY = {
@@ -46,15 +44,6 @@ LABELDP_TINY = {
                   "model": {"hidden": 64, "epochs": 5, "lr": 0.003, "batch_size": 64}},
     }
 }
-
-
-def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-
-
-def output_of(proc: subprocess.CompletedProcess) -> str:
-    return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
 
 
 @pytest.fixture(scope="module")

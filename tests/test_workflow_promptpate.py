@@ -45,10 +45,6 @@ def run_snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProce
                           env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
 
 
-def output_of(proc: subprocess.CompletedProcess) -> str:
-    return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
-
-
 def tiny_pp() -> dict:
     return yaml.safe_load(TINY.read_text())["chadha2024"]["promptpate"]
 
@@ -162,6 +158,7 @@ def test_votes_and_prediction_cache_on_rerun(run_dir):
 # subprocess: the scripts redirect stdout/stderr to their log).
 SCRIPT_STUB = """
 import json, runpy, sys, types
+from workflow_runner import output_of  # noqa: E402
 scripts, script, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 sys.path.insert(0, scripts)
 ns = {k: types.SimpleNamespace(**v) if isinstance(v, dict) else v for k, v in spec.items()}
