@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from ppaudit.accounting import gnmax_rdp_data_independent, rdp_to_dp
+from workflow_runner import output_of
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -158,7 +159,6 @@ def test_votes_and_prediction_cache_on_rerun(run_dir):
 # subprocess: the scripts redirect stdout/stderr to their log).
 SCRIPT_STUB = """
 import json, runpy, sys, types
-from workflow_runner import output_of  # noqa: E402
 scripts, script, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 sys.path.insert(0, scripts)
 ns = {k: types.SimpleNamespace(**v) if isinstance(v, dict) else v for k, v in spec.items()}
