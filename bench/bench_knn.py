@@ -49,7 +49,7 @@ def bench_encoders(n_images: int, n_sentences: int, threads: int) -> None:
 
     from ppaudit.data import load_dataset
     from ppaudit.experiments.private_knn import load_rotten_tomatoes
-    from ppaudit.features import get_encoder
+    from ppaudit.models.encoders import get_encoder
 
     torch.set_num_threads(threads)
     print(f"== feature extraction (torch threads = {threads}, device = {'cuda' if torch.cuda.is_available() else 'cpu'})")

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ppaudit import features as F
+from ppaudit.models import encoders as F
 
 
 class CountingEncoder(F.Encoder):

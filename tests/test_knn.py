@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from ppaudit import knn
-from ppaudit import knn_adversaries as ka
+from ppaudit.adversaries import private_knn as ka
 from ppaudit.experiments import private_knn as pk
-from ppaudit.knn_theory import KNN_SENSITIVITY, knn_noise_multiplier, private_knn_epsilon, private_knn_rdp, subsampled_gaussian_rdp
+from ppaudit.accounting import KNN_SENSITIVITY, knn_noise_multiplier, private_knn_epsilon, private_knn_rdp, subsampled_gaussian_rdp
 from ppaudit.vote_models import mixture_rdp_estimate
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0])

@@ -10,7 +10,7 @@ from ppaudit.accounting import rdp_to_dp
 from ppaudit.adversaries import craft
 from ppaudit.data import load_dataset
 from ppaudit.experiments import private_prediction as pp
-from ppaudit.teachers import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
+from ppaudit.models.teachers import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
 from ppaudit.vote_models import fit_capc, fit_pate, pate_vote_model
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ppaudit import teachers as tc
+from ppaudit.models import teachers as tc
 from ppaudit.data import load_dataset
 from ppaudit.partition import teacher_training_indices
 

@@ -78,7 +78,9 @@ from scipy.stats import binom
 
 from ._validation import as_distribution, check_positive_int, check_probability, check_sigma
 from .noisy_argmax import class_probabilities
-from .vote_models import QUADRATURE_ABS_ERROR, OutputEstimate, _StreamingOutputMoments, _enumerate_multinomial, _TooLarge
+from .vote_models import QUADRATURE_ABS_ERROR, OutputEstimate
+from .vote_models.enumeration import _enumerate_multinomial, _TooLarge
+from .vote_models.estimate import _StreamingOutputMoments
 
 __all__ = [
     "squared_distances",

@@ -1,7 +1,7 @@
 # Feature extraction of the Private-kNN audit (Chadha et al. 2024, §6, App. D.3): a seeded
 # subset of a dataset's train and test splits through a pretrained encoder, one .npy per
 # (dataset, encoder, split). The library's cache (resources/features/{dataset}/{encoder}/,
-# ppaudit.features.extract_features) keeps the features across reruns of this rule: a rerun
+# ppaudit.models.encoders.extract_features) keeps the features across reruns of this rule: a rerun
 # with the same inputs and encoder configuration loads them instead of encoding again.
 # Helpers: workflow/rules/knn_common.smk.
 

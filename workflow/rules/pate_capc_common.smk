@@ -84,7 +84,7 @@ def pc_audit_dir(algo, dataset, adversary):
 
 def pc_teacher_params(model):
     """Hyper-parameters of a teacher model (chadha2024.pate_capc.teacher_params.<model>)."""
-    # Keys left at null take the library's default (ppaudit.teachers.DEFAULT_PARAMS).
+    # Keys left at null take the library's default (ppaudit.models.teachers.DEFAULT_PARAMS).
     return {k: v for k, v in pc_config()["teacher_params"].get(model, {}).items() if v is not None}
 
 

@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 from ppaudit.experiments.private_knn import audit_knn_crafted  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
-from ppaudit.knn_adversaries import load_crafted  # noqa: E402
+from ppaudit.adversaries.private_knn import load_crafted  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 crafted = load_crafted(snakemake.input.crafted)  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake script of rule build_knn_setup: the natural queries, their exact neighbours (faiss)
 and the vote model P_q, P^k_q of Private-kNN (Chadha et al. 2024, §6).
 
-Params: k, gamma, num_queries, seed. Output: ``setup`` (ppaudit.knn_adversaries.save_setup).
+Params: k, gamma, num_queries, seed. Output: ``setup`` (ppaudit.adversaries.private_knn.save_setup).
 The query set is drawn from the test subset with ``job_generator(seed, "knn-queries", dataset)``.
 """
 
@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from ppaudit.adversaries import sample_query_indices  # noqa: E402
 from ppaudit.experiments.private_knn import KNN_DATASETS  # noqa: E402
-from ppaudit.knn_adversaries import knn_setup, save_setup  # noqa: E402
+from ppaudit.adversaries.private_knn import knn_setup, save_setup  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821

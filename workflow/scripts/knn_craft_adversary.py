@@ -2,7 +2,7 @@
 (Pois-NatQ) of one adversary and their inclusion probabilities ν per query (§6, App. D.3).
 
 Params: num_queries, advq_candidates, candidate_selection, natq_candidates, s_grid.
-Output: ``crafted`` (ppaudit.knn_adversaries.save_crafted).
+Output: ``crafted`` (ppaudit.adversaries.private_knn.save_crafted).
 """
 
 import _ppaudit_path
@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import numpy as np  # noqa: E402
 
 from ppaudit.experiments.private_knn import select_knn_candidates  # noqa: E402
-from ppaudit.knn_adversaries import craft_knn, load_setup, save_crafted  # noqa: E402
+from ppaudit.adversaries.private_knn import craft_knn, load_setup, save_crafted  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 xtr, xte = np.load(snakemake.input.train), np.load(snakemake.input.test)  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake script of rule train_canary_teachers: the canary-holding teacher on S' (§5.1–5.2).
 
 Only the teacher whose data receives the canary is trained, N_g times per candidate
-(ppaudit.teachers.pate_canary_votes / capc_canary_votes). Output: ``votes`` (npz:
+(ppaudit.models.teachers.pate_canary_votes / capc_canary_votes). Output: ``votes`` (npz:
 ``votes_S_prime`` (n_candidates, N_g, n_queries)).
 """
 
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
 from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
-from ppaudit.teachers import capc_canary_votes, pate_canary_votes  # noqa: E402
+from ppaudit.models.teachers import capc_canary_votes, pate_canary_votes  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 x_train, y_train, x_test, _ = load_dataset(w.dataset, p.root, source=p.source)

@@ -3,10 +3,10 @@
 Pipeline (one dataset):
 
 1. :func:`load_knn_inputs` — a seeded subset of the raw images or sentences;
-   :func:`ppaudit.features.extract_features` turns them into embeddings.
-2. :func:`ppaudit.knn_adversaries.knn_setup` — the natural queries, their exact neighbours
+   :func:`ppaudit.models.encoders.extract_features` turns them into embeddings.
+2. :func:`ppaudit.adversaries.private_knn.knn_setup` — the natural queries, their exact neighbours
    and vote tables ``P_q``, ``P^k_q``.
-3. :func:`ppaudit.knn_adversaries.craft_knn` — the five adversaries' canaries and per-query ``ν``.
+3. :func:`ppaudit.adversaries.private_knn.craft_knn` — the five adversaries' canaries and per-query ``ν``.
 4. :func:`audit_knn_crafted` — per (candidate, asked query): ``T`` Monte Carlo trials of the
    noisy argmax on ``H_S`` and ``H_S'`` of :class:`ppaudit.knn.KnnVoteModel` (exact counts
    from the certified enumeration when it fits, else simulated; :func:`audit_knn_model`),
@@ -20,7 +20,7 @@ Pipeline (one dataset):
      ``Mult(k, P_q)`` with the Bernoulli and the displaced vote summed out exactly
      (:func:`ppaudit.knn.knn_output_distributions`; standard error ``exact_se``);
    * ``data_independent`` — the Poisson-subsampled Gaussian RDP per query
-     (:func:`ppaudit.knn_theory.private_knn_rdp`, ``dp_accounting``), the paper's only
+     (:func:`ppaudit.accounting.private_knn_rdp`, ``dp_accounting``), the paper's only
      theory baseline for Private-kNN (App. D.3).
 
    Queries whose poison inclusion probability is below ``min_nu`` are not simulated: the
@@ -56,8 +56,8 @@ from .._validation import as_orders, check_positive_int, check_probability, chec
 from ..accounting import rdp_to_dp
 from ..audit import k_cut_lower_bound, two_cut_lower_bound
 from ..knn import KnnVoteModel, enumerate_knn_output_distributions, knn_output_distributions
-from ..knn_adversaries import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
-from ..knn_theory import private_knn_rdp
+from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
+from ..accounting import private_knn_rdp
 from ..montecarlo import model_noisy_argmax_counts, spawn_generators
 from ..rng import job_generator
 from ..vote_models import certified_mixture_rdp, mixture_rdp_estimate
@@ -248,7 +248,7 @@ def audit_knn_model(
         trials: ``T`` with exact counts.
         orders: Rényi orders α > 1.
         data_independent: ``(len(orders),)`` per-query theory RDP
-            (:func:`ppaudit.knn_theory.private_knn_rdp` with one query).
+            (:func:`ppaudit.accounting.private_knn_rdp` with one query).
         confidence: of the lower bounds.
         rng: seed / ``SeedSequence`` / generator.
         count_mode: ``"auto"``, ``"exact"`` (fail if the enumeration is too large) or ``"sample"``.
@@ -349,7 +349,7 @@ def audit_knn_crafted(
     """Per-query audits of every candidate canary of a Private-kNN adversary.
 
     Args:
-        crafted: :func:`ppaudit.knn_adversaries.craft_knn`.
+        crafted: :func:`ppaudit.adversaries.private_knn.craft_knn`.
         sigma, trials, orders, confidence: as :func:`audit_knn_model`.
         seed, experiment: root of the randomness (e.g. ``"knn-fashion-mnist"``).
         gamma: the subsampling rate (for the theory column).

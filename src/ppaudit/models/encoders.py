@@ -63,8 +63,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._validation import check_positive_int
-from .io import atomic_path, write_json
+from .._validation import check_positive_int
+from ..io import atomic_path, write_json
 
 __all__ = [
     "EncoderUnavailableError",

@@ -14,7 +14,6 @@ Methods (Chadha et al. 2024, §4.2 and App. B):
 * :func:`two_cut_bootstrap_lower_bound`, :func:`k_cut_bootstrap_lower_bound` — percentile
   bootstrap of the plug-in 2-cut / k-cut (App. B); asymptotic, unreliable near 0.
 * :func:`dp_epsilon_lower_bound` — the (ε, δ) audit of Eq. (1).
-* :func:`compose_rdp` — order-wise sum of per-query RDP lower bounds (§4.2).
 
 Choice of the output set ``O`` (the paper searches for it but does not say on which data):
 choosing ``O`` on the same trials that then give the intervals would bias the bound
@@ -42,9 +41,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_orders, check_positive_int, check_probability
-from .divergence import bernoulli_renyi_divergence, renyi_divergence_from_log
-from .intervals import as_counts, clopper_pearson, multinomial_simultaneous
+from .._validation import as_orders, check_positive_int, check_probability
+from ..divergence import bernoulli_renyi_divergence, renyi_divergence_from_log
+from ..intervals import as_counts, clopper_pearson, multinomial_simultaneous
 
 __all__ = [
     "TwoCutAudit",
@@ -54,7 +53,6 @@ __all__ = [
     "two_cut_bootstrap_lower_bound",
     "k_cut_bootstrap_lower_bound",
     "dp_epsilon_lower_bound",
-    "compose_rdp",
     "split_counts",
 ]
 
@@ -424,27 +422,3 @@ def dp_epsilon_lower_bound(
     pred = eps_for(cand @ s0, s0.sum(), cand @ s1, s1.sum())
     best = cand[int(np.argmax(pred))]
     return max(float(eps_for(best @ e0, e0.sum(), best @ e1, e1.sum())), 0.0)
-
-
-def compose_rdp(per_query_rdp, repetitions: int | np.ndarray | None = None) -> np.ndarray:
-    """Compose per-query RDP (bounds) over a query sequence: the order-wise sum (Mironov 2017).
-
-    Args:
-        per_query_rdp: ``(Q, A)`` RDP values of ``Q`` queries at ``A`` orders (or ``(A,)``
-            for one query).
-        repetitions: how many times each query is asked (scalar or ``(Q,)``); the
-            adversarial distinguisher asks one query ``n_Q`` times (Chadha et al. 2024, §5.4).
-
-    Returns:
-        ``(A,)`` composed RDP.
-    """
-    r = np.atleast_2d(np.asarray(per_query_rdp, dtype=np.float64))
-    if np.any(np.isnan(r)) or np.any(r < 0):
-        raise ValueError("per-query RDP values must be >= 0 and not NaN")
-    if repetitions is None:
-        return r.sum(axis=0)
-    reps = np.asarray(repetitions, dtype=np.float64)
-    if np.any(reps < 0) or np.any(reps != np.round(reps)):
-        raise ValueError(f"repetitions must be non-negative integers, got {repetitions}")
-    reps = np.broadcast_to(reps, (r.shape[0],))
-    return (r * reps[:, None]).sum(axis=0)

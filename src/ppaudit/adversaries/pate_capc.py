@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_positive_int
+from .._validation import check_positive_int
 
 __all__ = [
     "ADVERSARIES",
@@ -100,7 +100,7 @@ class CraftedCanaries:
 
     def to_npz(self, path: str | os.PathLike) -> None:
         """Save atomically as ``.npz`` (:func:`ppaudit.io.atomic_path`)."""
-        from .io import atomic_path
+        from ..io import atomic_path
 
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:

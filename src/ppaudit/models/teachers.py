@@ -40,9 +40,9 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from ._validation import check_positive_int
-from .partition import CAPC_CANARY_SLOT, fixed_partition, pate_partitions, teacher_training_indices
-from .rng import job_seed_sequence
+from .._validation import check_positive_int
+from ..partition import CAPC_CANARY_SLOT, fixed_partition, pate_partitions, teacher_training_indices
+from ..rng import job_seed_sequence
 
 __all__ = [
     "TEACHER_MODELS",

@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
-from ._validation import as_orders, check_positive_int, check_probability, check_sigma
-from .accounting import rdp_to_dp
+from .._validation import as_orders, check_positive_int, check_probability, check_sigma
+from .conversion import rdp_to_dp
 
 __all__ = [
     "KNN_SENSITIVITY",

@@ -1,4 +1,4 @@
-"""Theoretical RDP of the Gaussian noisy argmax (GNMax) and the RDP → (ε, δ) conversion.
+"""Theoretical RDP of the Gaussian noisy argmax (GNMax) (Papernot et al. 2018).
 
 * Data-independent: GNMax adds ``N(0, σ²)`` to every count; one teacher changing its vote
   moves two counts by one (ℓ2-sensitivity √2), so it is ``(α, α/σ²)``-RDP
@@ -6,8 +6,6 @@
 * Data-dependent: Papernot et al. 2018, Prop. 7 (union bound on ``q = Pr[output ≠ i*]``)
   and Thm 6 with the higher orders of Prop. 10, as in the authors' reference implementation
   (``pate_2018/core.py``: ``compute_logq_gaussian`` and ``rdp_gaussian``).
-* Conversion: Chadha et al. 2024, Thm 1 = Balle et al. 2020, Thm 20, minimised over the
-  orders; the classic ``ε = ε_α + log(1/δ)/(α−1)`` (Mironov 2017, Prop. 3) on request.
 """
 
 from __future__ import annotations
@@ -18,13 +16,12 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import norm
 
-from ._validation import as_histograms, as_orders, check_probability, check_sigma
+from .._validation import as_histograms, as_orders, check_sigma
 
 __all__ = [
     "gnmax_rdp_data_independent",
     "gnmax_log_q",
     "gnmax_rdp_data_dependent",
-    "rdp_to_dp",
 ]
 
 
@@ -128,44 +125,3 @@ def gnmax_rdp_data_dependent(counts, sigma, orders) -> np.ndarray:
     logq = np.atleast_1d(gnmax_log_q(h, s))
     out = np.stack([_rdp_from_log_q(float(lq), s, a) for lq in logq])
     return out[0] if squeeze else out
-
-
-def rdp_to_dp(rdp, orders, delta, method: str = "balle2020", return_order: bool = False):
-    """Convert an RDP curve to ``(ε, δ)``-DP, minimised over the orders.
-
-    ``method="balle2020"`` (default): Chadha et al. 2024, Thm 1 (Balle et al. 2020, Thm 20)
-    ``ε = ε_α + log((α−1)/α) − (log δ + log α)/(α − 1)``.
-    ``method="classic"``: ``ε = ε_α + log(1/δ)/(α − 1)`` (Mironov 2017, Prop. 3).
-    The result is clipped at 0. Orders equal to ``inf`` are ignored.
-
-    Args:
-        rdp: RDP values, last axis aligned with ``orders`` (may be batched).
-        orders: orders α > 1.
-        delta: target δ in (0, 1).
-        method: ``"balle2020"`` or ``"classic"``.
-        return_order: also return the minimising order.
-
-    Returns:
-        ε (array of ``rdp.shape[:-1]``, a float for 1-D input), and optionally the order.
-    """
-    a = as_orders(orders)
-    d = check_probability(delta, "delta")
-    r = np.asarray(rdp, dtype=np.float64)
-    if r.shape[-1:] != a.shape:
-        raise ValueError(f"rdp must have one value per order on its last axis: {r.shape} vs {a.size} orders")
-    if np.any(np.isnan(r)) or np.any(r < 0):
-        raise ValueError(f"rdp values must be >= 0, got {r[np.isnan(r) | (r < 0)][:5]}")
-    finite = np.isfinite(a)
-    af, rf = a[finite], r[..., finite]
-    if method == "balle2020":
-        eps = rf + np.log1p(-1.0 / af) - (math.log(d) + np.log(af)) / (af - 1.0)
-    elif method == "classic":
-        eps = rf + math.log(1.0 / d) / (af - 1.0)
-    else:
-        raise ValueError(f"method must be 'balle2020' or 'classic', got {method!r}")
-    idx = np.argmin(eps, axis=-1)
-    best = np.maximum(np.take_along_axis(eps, idx[..., None], axis=-1)[..., 0], 0.0)
-    best_order = af[idx]
-    if best.ndim == 0:
-        best, best_order = float(best), float(best_order)
-    return (best, best_order) if return_order else best

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_positive_int, check_probability
-from .adversaries import second_most_common_label
-from .knn import (
+from .._validation import check_positive_int, check_probability
+from .pate_capc import second_most_common_label
+from ..knn import (
     KnnVoteModel,
     Neighbors,
     duplicate_ranks,
@@ -183,7 +183,7 @@ def knn_setup(
 
 def save_setup(setup: KnnSetup, path: str | os.PathLike) -> None:
     """Write the query set, neighbours and vote tables (not the features) to ``.npz`` atomically."""
-    from .io import atomic_path
+    from ..io import atomic_path
 
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
@@ -274,7 +274,7 @@ def save_crafted(crafted: KnnCrafted, path: str | os.PathLike) -> None:
     """Write a :class:`KnnCrafted` to ``.npz`` atomically (``info`` as JSON text)."""
     import json
 
-    from .io import atomic_path
+    from ..io import atomic_path
 
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:

@@ -1,0 +1,78 @@
+"""Parametric vote models of PATE and CaPC (Chadha et al. 2024, §5.1–5.2) and their exact
+output distributions.
+
+**Fits** (maximum likelihood over ``N_g`` instantiations of the training phase):
+
+* PATE (§5.1): ``P_q`` pools the votes of all ``k`` teachers over the ``N_g``
+  instantiations (``N_g·k`` categorical draws per query); ``P'_q`` uses the ``N_g`` votes of
+  the canary-holding teacher. :func:`fit_pate`.
+* CaPC (§5.2): ``P^i_q`` uses the ``N_g`` votes of teacher ``i`` (fixed data, training
+  randomness only); ``P^{1'}_q`` the ``N_g`` votes of teacher 1 trained with the canary.
+  :func:`fit_capc`.
+
+Zero counts (documented choice): the default keeps the pure MLE — a class that no teacher
+ever predicted for a query has probability 0 in the model, so it never appears in a model
+histogram. This is what the paper's "maximum likelihood estimate" says, and it is harmless
+for the audit: the noisy argmax adds Gaussian noise to *every* count, so every output class
+keeps a positive probability and every Rényi divergence stays finite. ``smoothing=λ > 0``
+adds ``λ`` pseudo-votes to every class (add-λ / Lidstone), for studying how sensitive the
+audit is to unseen classes; it changes the model (e.g. it adds random votes to CaPC's
+deterministic teachers), so it is off by default.
+
+**Models.** Both mechanisms have the same structure: the two histograms share a *base* of
+``k − 1`` votes and differ in one vote,
+
+    ``H_S = B + e_V``,  ``H_S' = B + e_{V'}``,  ``V ~ last``,  ``V' ~ last'``,
+
+* PATE: ``B ~ Mult(k−1, P_q)``, ``last = P_q``, ``last' = P'_q`` — so ``H_S ~ Mult(k, P_q)``
+  and ``H_S' ~ Mult(k−1, P_q) + Mult(1, P'_q)``;
+* CaPC: ``B = Σ_{i≥2} Mult(1, P^i_q)``, ``last = P^1_q``, ``last' = P^{1'}_q``.
+
+:class:`NeighbouringVoteModel` holds the base as a constant histogram (deterministic
+voters) plus independent groups ``Mult(n_g, P_g)`` (identical voters grouped), and gives
+vectorised samplers ``model(rng, n) -> (n, C)`` for :func:`ppaudit.montecarlo.model_noisy_argmax_counts`.
+
+**Exact output distribution of a model** ``μ_S(c) = E_B Σ_v last(v) · Pr[c | B + e_v]``
+(Eq. (4) inside):
+
+* :func:`estimate_output_distributions` — Monte Carlo over ``M`` base draws, with the last
+  vote summed out exactly (Rao–Blackwell) and the same base draws used for ``S`` and ``S'``
+  (the two estimates are strongly correlated, which the delta-method standard error of the
+  divergence takes into account: :func:`mixture_rdp_estimate`).
+* :func:`enumerate_output_distributions` — exact enumeration of the base distribution with
+  pruning of histograms of mass below a threshold; the pruned mass ``r`` is accounted
+  exactly, so every output probability is certified to lie in ``[μ̂(c), μ̂(c) + r]`` (plus
+  the quadrature error of Eq. (4), ≤ 1e-12), and :func:`certified_mixture_rdp` turns the
+  boxes into certified lower/upper bounds on the Rényi divergence (``D_α`` increases in
+  ``p`` and decreases in ``q`` coordinate-wise for ``α > 1``). It is cheap when the votes
+  are concentrated (PATE with a confident ``P_q``; CaPC with mostly deterministic
+  teachers) and gives up (returns ``None``) when the support needed exceeds a budget.
+
+Modules: :mod:`.fit` (MLE fits), :mod:`.model` (the neighbouring model and its samplers),
+:mod:`.estimate` (Monte Carlo output laws), :mod:`.enumeration` (certified exact output laws).
+"""
+
+from .enumeration import EnumeratedOutput, certified_mixture_rdp, enumerate_output_distributions
+from .estimate import OutputEstimate, estimate_output_distributions, mixture_rdp_estimate
+from .fit import CapcFit, PateFit, fit_capc, fit_categorical, fit_pate, load_fit, save_fit
+from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel, capc_vote_model, pate_vote_model
+
+__all__ = [
+    "fit_categorical",
+    "PateFit",
+    "CapcFit",
+    "fit_pate",
+    "fit_capc",
+    "save_fit",
+    "load_fit",
+    "NeighbouringVoteModel",
+    "pate_vote_model",
+    "capc_vote_model",
+    "OutputEstimate",
+    "estimate_output_distributions",
+    "mixture_rdp_estimate",
+    "EnumeratedOutput",
+    "enumerate_output_distributions",
+    "certified_mixture_rdp",
+    "QUADRATURE_ABS_ERROR",
+]

@@ -1,0 +1,211 @@
+"""Neighbouring vote models ``H_S = B + e_V``, ``H_S' = B + e_V'`` of PATE and CaPC, with vectorised samplers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_positive_int
+
+#: Absolute error bound of :func:`ppaudit.noisy_argmax.class_probabilities` (its docstring).
+QUADRATURE_ABS_ERROR = 1e-12
+
+_CHUNK_ELEMENTS = 1 << 22
+
+
+
+def _as_prob(p, name: str, c: int | None = None) -> np.ndarray:
+    a = np.asarray(p, dtype=np.float64)
+    if a.ndim != 1 or (c is not None and a.size != c):
+        raise ValueError(f"{name} must be a probability vector of length {c}, got shape {a.shape}")
+    if np.any(a < 0) or not np.all(np.isfinite(a)) or abs(a.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name} must be non-negative and sum to 1, got {a}")
+    return a / a.sum()
+
+
+def _cdf(p: np.ndarray) -> np.ndarray:
+    """CDF with exact 1.0 from the last class of positive probability on (inverse-CDF draws)."""
+    cdf = np.cumsum(p, axis=-1)
+    last = p.shape[-1] - 1 - np.argmax((p > 0)[..., ::-1], axis=-1)
+    cols = np.arange(p.shape[-1])
+    return np.where(cols >= last[..., None], 1.0, np.minimum(cdf, 1.0))
+
+
+@dataclass(frozen=True)
+class NeighbouringVoteModel:
+    """Histogram models of ``S`` and ``S'`` that differ in one voter (§5.1–5.2).
+
+    ``H_S = constant + Σ_g Mult(n_g, P_g) + e_V`` with ``V ~ last``, and ``H_S'`` the same
+    with ``V' ~ last_prime``.
+
+    Attributes:
+        constant: ``(C,)`` votes of deterministic voters.
+        group_counts: ``(G,)`` voters per group of identical random voters.
+        group_probs: ``(G, C)`` their vote distribution.
+        last: ``(C,)`` distribution of the differing voter under ``S``.
+        last_prime: ``(C,)`` under ``S'``.
+    """
+
+    constant: np.ndarray
+    group_counts: np.ndarray
+    group_probs: np.ndarray
+    last: np.ndarray
+    last_prime: np.ndarray
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        const = np.asarray(self.constant, dtype=np.int64)
+        c = const.size
+        last = _as_prob(self.last, "last", c)
+        lastp = _as_prob(self.last_prime, "last_prime", c)
+        counts = np.asarray(self.group_counts, dtype=np.int64).reshape(-1)
+        probs = np.asarray(self.group_probs, dtype=np.float64).reshape(-1, c) if counts.size else np.zeros((0, c))
+        if probs.shape[0] != counts.size or np.any(counts < 1) or np.any(const < 0):
+            raise ValueError(f"group_counts {counts} must be >= 1 and match group_probs rows {probs.shape[0]}; constant must be >= 0")
+        probs = np.stack([_as_prob(p, f"group_probs[{i}]", c) for i, p in enumerate(probs)]) if counts.size else probs
+        for name, val in (("constant", const), ("group_counts", counts), ("group_probs", probs), ("last", last), ("last_prime", lastp)):
+            val.setflags(write=False)
+            object.__setattr__(self, name, val)
+
+    # -- basic properties
+    @property
+    def num_classes(self) -> int:
+        return int(self.constant.size)
+
+    @property
+    def num_voters(self) -> int:
+        """``k``: all voters including the differing one."""
+        return int(self.constant.sum() + self.group_counts.sum() + 1)
+
+    @property
+    def identical(self) -> bool:
+        """True when ``S`` and ``S'`` have the same model (``last == last_prime``)."""
+        return bool(np.array_equal(self.last, self.last_prime))
+
+    def _last(self, which: str) -> np.ndarray:
+        if which in ("S", "s", 0):
+            return self.last
+        if which in ("S'", "S_prime", "s_prime", 1):
+            return self.last_prime
+        raise ValueError(f"which must be 'S' or 'S_prime', got {which!r}")
+
+    def mean(self, which: str = "S") -> np.ndarray:
+        """``E[H]`` — the expected histogram (e.g. ``k·P_q`` for PATE on ``S``)."""
+        m = self.constant.astype(np.float64) + self.group_counts @ self.group_probs
+        return m + self._last(which)
+
+    def covariance(self, which: str = "S") -> np.ndarray:
+        """``Cov[H]`` — the sum of the multinomial covariances ``n(diag(P) − P Pᵀ)``."""
+        def mult_cov(n, p):
+            return n * (np.diag(p) - np.outer(p, p))
+
+        cov = np.zeros((self.num_classes, self.num_classes))
+        for n, p in zip(self.group_counts, self.group_probs):
+            cov += mult_cov(n, p)
+        return cov + mult_cov(1, self._last(which))
+
+    # -- sampling
+    def _split_groups(self):
+        key = "split"
+        if key not in self._cache:
+            single = self.group_counts == 1
+            self._cache[key] = (
+                self.group_probs[single],
+                self.group_counts[~single],
+                self.group_probs[~single],
+            )
+        return self._cache[key]
+
+    def sample(self, rng: np.random.Generator, n: int, which: str = "S") -> np.ndarray:
+        """Draw ``n`` histograms ``(n, C)`` (int64) of ``H_S`` or ``H_S'``.
+
+        Single voters (CaPC's teachers) are drawn together by inverse CDF on an ``(n, m)``
+        matrix of uniforms and counted per row with one ``bincount``; groups of ``n_g > 1``
+        identical voters (PATE's ``Mult(k−1, P_q)``) by ``Generator.multinomial`` on the
+        classes of positive probability. Memory is bounded by chunking over rows.
+        """
+        n = check_positive_int(n, "n", minimum=0)
+        c = self.num_classes
+        last = self._last(which)
+        singles, multi_counts, multi_probs = self._split_groups()
+        cats = np.concatenate([singles, last[None]], axis=0)  # (m, C)
+        random_rows = ~(cats.max(axis=1) == 1.0)
+        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
+        cats = cats[random_rows]
+        out = np.empty((n, c), dtype=np.int64)
+        out[:] = fixed
+        for cnt, p in zip(multi_counts, multi_probs):
+            support = np.flatnonzero(p > 0)
+            if support.size == 1:
+                out[:, support[0]] += cnt
+            else:
+                out[:, support] += rng.multinomial(int(cnt), p[support] / p[support].sum(), size=n)
+        m = cats.shape[0]
+        if m:
+            cdf = _cdf(cats)[:, :-1]  # (m, C-1)
+            rows = max(1, _CHUNK_ELEMENTS // (m * c))
+            for a in range(0, n, rows):
+                b = min(n, a + rows)
+                u = 1.0 - rng.random((b - a, m))  # in (0, 1]
+                cls = (cdf[None, :, :] < u[:, :, None]).sum(axis=2)  # (rows, m)
+                flat = cls + (np.arange(b - a) * c)[:, None]
+                out[a:b] += np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
+        return out
+
+    def sampler(self, which: str = "S"):
+        """``model(rng, n) -> (n, C)`` for :func:`ppaudit.montecarlo.model_noisy_argmax_counts`."""
+        self._last(which)
+
+        def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+            return self.sample(rng, n, which)
+
+        return draw
+
+    def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Draws of the shared base ``B`` (without the differing voter), ``(n, C)``."""
+        shadow = NeighbouringVoteModel(self.constant, self.group_counts, self.group_probs, _point(self.num_classes), _point(self.num_classes))
+        out = shadow.sample(rng, n, "S")
+        out[:, 0] -= 1
+        return out
+
+
+def _point(c: int, cls: int = 0) -> np.ndarray:
+    p = np.zeros(c)
+    p[cls] = 1.0
+    return p
+
+
+def pate_vote_model(P_q, P_prime_q, k: int) -> NeighbouringVoteModel:
+    """PATE's ``H_S = Mult(k, P_q)``, ``H_S' = Mult(k−1, P_q) + Mult(1, P'_q)`` (§5.1)."""
+    kk = check_positive_int(k, "k", minimum=2)
+    p = _as_prob(P_q, "P_q")
+    pp = _as_prob(P_prime_q, "P_prime_q", p.size)
+    return NeighbouringVoteModel(np.zeros(p.size, dtype=np.int64), np.array([kk - 1]), p[None], p, pp)
+
+
+def capc_vote_model(P_teachers_q, P1_prime_q) -> NeighbouringVoteModel:
+    """CaPC's ``H_S = Σ_i Mult(1, P^i_q)``, ``H_S' = Mult(1, P^{1'}_q) + Σ_{i≥2} Mult(1, P^i_q)`` (§5.2).
+
+    Teachers ``i ≥ 2`` with a point-mass ``P^i_q`` (deterministic on this query) become the
+    constant part; identical random teachers are grouped into one multinomial.
+
+    Args:
+        P_teachers_q: ``(k, C)`` — ``P^i_q``; row 0 is teacher 1, which holds the canary.
+        P1_prime_q: ``(C,)`` — ``P^{1'}_q``.
+    """
+    pt = np.asarray(P_teachers_q, dtype=np.float64)
+    if pt.ndim != 2 or pt.shape[0] < 2:
+        raise ValueError(f"P_teachers_q must have shape (k >= 2, C), got {pt.shape}")
+    c = pt.shape[1]
+    rows = np.stack([_as_prob(r, f"P_teachers_q[{i}]", c) for i, r in enumerate(pt)])
+    first = rows[0]
+    rest = rows[1:]
+    det = rest.max(axis=1) == 1.0
+    constant = np.bincount(rest[det].argmax(axis=1), minlength=c).astype(np.int64)
+    rand = rest[~det]
+    if rand.shape[0]:
+        uniq, counts = np.unique(rand, axis=0, return_counts=True)
+    else:
+        uniq, counts = np.zeros((0, c)), np.zeros(0, dtype=np.int64)
+    return NeighbouringVoteModel(constant, counts, uniq, first, _as_prob(P1_prime_q, "P1_prime_q", c))
