@@ -7,12 +7,12 @@
 2. ``ν`` and ``E(x)`` for ``n_train = 10^4``, ``n_Q = 1000``, ``k = 200``, ``γ = 0.2``:
 
    * ``ν`` of every (query, training point) pair — vectorised
-     :func:`ppaudit.knn.log_inclusion_probability` on the full ``(n_Q, n)`` rank matrix
+     :func:`ppaudit.mechanisms.private_knn.log_inclusion_probability` on the full ``(n_Q, n)`` rank matrix
      against a naive loop of scalar ``scipy.stats.binom.cdf`` calls (timed on a slice,
      extrapolated);
-   * ``E(x)`` of every training point (:func:`ppaudit.knn.expected_inclusions_train`, one
+   * ``E(x)`` of every training point (:func:`ppaudit.mechanisms.private_knn.expected_inclusions_train`, one
      ``bincount`` over the ``J`` nearest neighbours) and of 10^4 outside points
-     (:func:`~ppaudit.knn.expected_inclusions_points`) against a naive loop over points
+     (:func:`~ppaudit.mechanisms.private_knn.expected_inclusions_points`) against a naive loop over points
      (rank by counting, then the paper's sum);
 
    each printed as a ratio naive / vectorised, with the largest difference between the two.
@@ -30,7 +30,7 @@ import time
 import numpy as np
 from scipy.stats import binom
 
-from ppaudit import knn
+from ppaudit.mechanisms import private_knn as knn
 
 
 class Timer:

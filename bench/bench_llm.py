@@ -37,8 +37,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from ppaudit.llm import PromptScorer, assemble_packaged_gguf, get_template, load_causal_lm, teacher_prompt  # noqa: E402
-from ppaudit.promptpate import load_rotten_tomatoes, sample_setup  # noqa: E402
+from ppaudit.models.llm import PromptScorer, assemble_packaged_gguf, get_template, load_causal_lm, teacher_prompt  # noqa: E402
+from ppaudit.mechanisms.promptpate import load_rotten_tomatoes, sample_setup  # noqa: E402
 
 
 def main() -> None:

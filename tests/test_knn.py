@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit import knn
+from ppaudit.mechanisms import private_knn as knn
 from ppaudit.adversaries import private_knn as ka
 from ppaudit.experiments import private_knn as pk
 from ppaudit.accounting import KNN_SENSITIVITY, knn_noise_multiplier, private_knn_epsilon, private_knn_rdp, subsampled_gaussian_rdp

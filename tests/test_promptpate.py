@@ -1,4 +1,4 @@
-"""Tests of ppaudit.promptpate: data, setup, adversary prompts (App. D.2), neighbours, audit arithmetic.
+"""Tests of ppaudit.mechanisms.promptpate: data, setup, adversary prompts (App. D.2), neighbours, audit arithmetic.
 
 The LLM is replaced by a deterministic fake teacher that parses the prompts (an obedient
 model: it copies the example's label when the example is the query, follows All same and a
@@ -17,8 +17,8 @@ import pytest
 
 from ppaudit.accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent, rdp_to_dp
 from ppaudit.divergence import exact_rdp
-from ppaudit.llm import get_template, teacher_prompt
-from ppaudit.promptpate import (
+from ppaudit.models.llm import get_template, teacher_prompt
+from ppaudit.mechanisms.promptpate import (
     POIS_NATQ_VARIANTS,
     PromptPateSetup,
     PromptPateVotes,
@@ -198,7 +198,7 @@ def test_collect_votes_counts_and_slots(setup):
 
 
 def _grid(setup):
-    from ppaudit.promptpate import teacher_grid_prompts
+    from ppaudit.mechanisms.promptpate import teacher_grid_prompts
 
     return teacher_grid_prompts(setup)
 

@@ -8,7 +8,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import time  # noqa: E402
 
-from ppaudit.llm import assemble_packaged_gguf, file_sha256  # noqa: E402
+from ppaudit.models.llm import assemble_packaged_gguf, file_sha256  # noqa: E402
 
 t0 = time.perf_counter()
 path = assemble_packaged_gguf(snakemake.output.gguf)  # noqa: F821

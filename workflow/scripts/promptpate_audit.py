@@ -1,6 +1,6 @@
 """Snakemake script of rule audit_promptpate: the audit of one PromptPATE adversary (§4.2, §5.3–5.4).
 
-``ppaudit.promptpate.audit_votes`` on the exact histograms of the LLM stage: per query the
+``ppaudit.mechanisms.promptpate.audit_votes`` on the exact histograms of the LLM stage: per query the
 2-cut (Clopper–Pearson) and k-cut audits from T exact-count noisy-argmax runs, the exact RDP
 (Eq. 4), the data-dependent and data-independent theory; composed over the query sequence
 (AdvQ: the query asked n_Q times; Pois-NatQ: the n_Q natural queries), ε at δ, worst /
@@ -20,7 +20,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import numpy as np  # noqa: E402
 
 from ppaudit.io import write_csv  # noqa: E402
-from ppaudit.promptpate import PromptPateVotes, audit_votes  # noqa: E402
+from ppaudit.mechanisms.promptpate import PromptPateVotes, audit_votes  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 votes = PromptPateVotes.from_npz(snakemake.input.votes)  # noqa: F821

@@ -1,5 +1,5 @@
 """Snakemake script of rule convert_llm: convert the GGUF once into a transformers folder
-(safetensors, float32; ``ppaudit.llm.convert_gguf``). Loading the GGUF directly parses its
+(safetensors, float32; ``ppaudit.models.llm.convert_gguf``). Loading the GGUF directly parses its
 262k-token vocabulary for minutes on 2 cores; the folder loads in seconds."""
 
 import _ppaudit_path
@@ -15,7 +15,7 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 
-from ppaudit.llm import convert_gguf  # noqa: E402
+from ppaudit.models.llm import convert_gguf  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)  # noqa: F821
 t0 = time.perf_counter()

