@@ -2,7 +2,7 @@
 
 * workflow/data/paper_numbers.csv parses, has unique ids, and every paper value appears
   in the paper's text (/work/shared/papers, when present).
-* ppaudit.paper_comparison fills ours / difference / status (computed, not computed,
+* ppaudit.experiments.paper_comparison fills ours / difference / status (computed, not computed,
   not found with the reason).
 * rule paper_comparison runs through Snakemake on fabricated result files
   (``--allowed-rules paper_comparison``), and only the files some rule produces are inputs.
@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ppaudit.paper_comparison import OUTPUT_COLUMNS, compare_with_paper, read_paper_numbers, result_files
+from ppaudit.experiments.paper_comparison import OUTPUT_COLUMNS, compare_with_paper, read_paper_numbers, result_files
 
 REPO = Path(__file__).resolve().parents[1]
 NUMBERS = REPO / "workflow" / "data" / "paper_numbers.csv"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ppaudit import partition as pt
+from ppaudit.mechanisms import partition as pt
 
 
 @pytest.mark.parametrize("n,k", [(100, 10), (103, 10), (250, 250), (7, 3)])

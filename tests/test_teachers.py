@@ -7,7 +7,7 @@ import pytest
 
 from ppaudit.models import teachers as tc
 from ppaudit.data import load_dataset
-from ppaudit.partition import teacher_training_indices
+from ppaudit.mechanisms.partition import teacher_training_indices
 
 
 @pytest.fixture(scope="module")

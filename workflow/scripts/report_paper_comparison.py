@@ -9,7 +9,7 @@ import _ppaudit_path
 log = _ppaudit_path.log_to_file(snakemake.log[0], "paper_comparison")  # noqa: F821
 
 from ppaudit.io import write_csv  # noqa: E402
-from ppaudit.paper_comparison import compare_with_paper, read_paper_numbers  # noqa: E402
+from ppaudit.experiments.paper_comparison import compare_with_paper, read_paper_numbers  # noqa: E402
 
 numbers = read_paper_numbers(snakemake.input.numbers)  # noqa: F821
 table = compare_with_paper(numbers, ".", available=list(snakemake.input.results))  # noqa: F821

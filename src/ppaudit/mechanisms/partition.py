@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_positive_int
+from .._validation import check_positive_int
 
 __all__ = [
     "random_partition",
