@@ -1,12 +1,17 @@
-# Shared by every stage: config validation (at parse time, before any job), the
-# helper functions that turn config entries into params, and the wildcard constraints.
-# This file holds no rules (Snakemake's linter asks to keep functions and rules apart).
+# Shared by every stage: config validation (at parse time, before any job), the figure
+# registry (workflow/figures.yaml), the helper functions that turn config entries into
+# params, and the wildcard constraints. This file holds no rules (Snakemake's linter asks
+# to keep functions and rules apart); the target rules generated from the registry are in
+# the Snakefile.
 
 import math
+from pathlib import Path
 
 import jsonschema
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
+
+from ppaudit.workflow import load_registry
 
 # Figures computed from one synthetic histogram pair (chadha2024.synthetic.<name>).
 SYNTHETIC_EXPERIMENTS = ("fig2", "fig6")
@@ -122,10 +127,57 @@ def synthetic_title(experiment):
     )
 
 
-def chadha_figure_targets():
-    """Every file of the Chadha et al. 2024 figure targets (collected by the `all` target)."""
-    return expand(
-        "results/figures/chadha2024/{fig}.{ext}",
-        fig=SYNTHETIC_EXPERIMENTS,
-        ext=("pdf", "png", "csv"),
-    )
+# --- Figure registry -------------------------------------------------------------------
+# One row per figure/table target (workflow/figures.yaml, validated by
+# ppaudit.workflow.registry). The Snakefile generates the target rules and `rule all`
+# from FIGURES; producing rules take their outputs from figure_outputs().
+
+try:
+    FIGURES = load_registry(Path(workflow.basedir) / "workflow" / "figures.yaml", root=workflow.basedir)
+except ValueError as exc:
+    raise WorkflowError(f"Invalid figure registry: {exc}") from None
+
+
+def figure_outputs(rule_name):
+    """Named outputs of a figure/table rule, as listed in workflow/figures.yaml.
+
+    Use as ``output: **figure_outputs("plot_chadha_fig2")``. Outputs of rows with a caption
+    are wrapped in ``report()`` with that caption (a Jinja template that may use the rule's
+    wildcards), category, subcategory and labels ``{figure|table: label, file: PDF|PNG|…}``.
+    """
+    try:
+        specs = FIGURES.outputs_of(rule_name)
+    except KeyError as exc:
+        raise WorkflowError(f"workflow/figures.yaml: {exc.args[0]}") from None
+    outputs = {}
+    for name, spec in specs.items():
+        if not spec.in_report:
+            outputs[name] = spec.path
+            continue
+        outputs[name] = report(
+            spec.path,
+            caption=str(Path(workflow.basedir) / spec.caption),
+            category=spec.category,
+            subcategory=spec.subcategory,
+            labels=dict(spec.labels),
+        )
+    return outputs
+
+
+def figure_target_files(target_id):
+    """Every file of one registry target (its outputs and those of the targets it includes)."""
+    return FIGURES.files(target_id)
+
+
+def check_figure_registry():
+    """Stop at parse time when a registry row names a rule that is missing or does not make its files.
+
+    Called from the Snakefile after every rule file is included.
+    """
+    try:
+        FIGURES.check_producers(
+            [r.name for r in workflow.rules],
+            lambda rule, path: workflow.get_rule(rule).is_producer(path),
+        )
+    except ValueError as exc:
+        raise WorkflowError(f"Invalid figure registry (workflow/figures.yaml): {exc}") from None

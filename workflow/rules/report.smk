@@ -17,12 +17,7 @@ rule paper_comparison:
         numbers=PAPER_NUMBERS,
         results=paper_comparison_inputs,
     output:
-        table=report(
-            "results/tables/paper_comparison.csv",
-            caption="../report/paper_comparison.rst",
-            category="Paper vs ppaudit",
-            labels={"table": "paper numbers vs ours"},
-        ),
+        **figure_outputs("paper_comparison"),
     log:
         "logs/paper_comparison/paper_comparison.log",
     resources:

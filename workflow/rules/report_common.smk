@@ -23,8 +23,3 @@ def paper_comparison_files():
 def paper_comparison_inputs(wildcards):
     """Input function of the paper comparison (the producible result files)."""
     return paper_comparison_files()
-
-
-def paper_comparison_targets():
-    """Files of the `paper_comparison` target (collected by `all`)."""
-    return ["results/tables/paper_comparison.csv"]
