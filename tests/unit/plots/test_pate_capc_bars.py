@@ -1,0 +1,44 @@
+"""Bars of Figs. 3, 4 and 7–16: the paper's per-query composition beside the sound transcript values."""
+
+import pandas as pd
+import pytest
+
+from ppaudit.plots.pate_capc import appendix_panels, fig34_table
+
+
+def _summary(sound: bool, algo="pate"):
+    rows = []
+    for adv, scale in (("nat-advq", 1.0), ("pois-advq", 2.0)):
+        cols = {"data_independent": 9.0, "data_dependent": 5.0, "exact": 2.0 * scale, "two_cut_cp": 1.5 * scale, "k_cut": 1.0}
+        if sound:
+            cols.update(exact_transcript=0.3 * scale, transcript_cap=0.9 * scale)
+        for col, v in cols.items():
+            rows.append({"algo": algo, "dataset": "d", "adversary": adv, "case": "worst", "column": col, "epsilon": v, "candidate": 0})
+    return pd.DataFrame(rows)
+
+
+def test_fig3_bars_paper_and_sound():
+    t = fig34_table([_summary(True)], ["nat-advq", "pois-advq"])
+    bars = dict(zip(t["bar"], t["epsilon"]))
+    assert bars["exact (paper: per-query composition) (Pois-AdvQ)"] == 4.0
+    assert bars["exact (sound: transcript) (Pois-AdvQ)"] == pytest.approx(0.6)
+    assert bars["2-cut audit Nat-AdvQ (paper: per-query composition)"] == 1.5
+    assert bars["data-independent theory"] == 9.0 and len(t) == 1 + 2 * 3 + 2
+
+
+def test_fig3_bars_without_transcript_keep_the_paper_labels():
+    t = fig34_table([_summary(False, "promptpate")], ["nat-advq", "pois-advq"])
+    assert list(t["bar"]) == ["data-independent theory", "data-dependent theory (Nat-AdvQ)", "data-dependent theory (Pois-AdvQ)",
+                              "exact (Nat-AdvQ)", "exact (Pois-AdvQ)", "2-cut audit Nat-AdvQ", "2-cut audit Pois-AdvQ"]
+    with pytest.raises(ValueError, match="adversaries"):
+        fig34_table([_summary(False)], [])
+
+
+def test_appendix_panels_add_sound_bars_and_curves():
+    s = _summary(True)
+    s = s[s["adversary"] == "pois-advq"]
+    rdp = pd.DataFrame({"candidate": [0, 0], "order": [2.0, 8.0], "data_independent": [2, 8], "data_dependent": [1, 4], "exact": [0.5, 1.0],
+                        "two_cut_cp": [0.2, 0.5], "k_cut": [0.1, 0.2], "exact_transcript": [0.05, 0.1], "transcript_cap": [0.2, 0.3]})
+    bars, curve, which, plotted = appendix_panels(s, rdp, "worst", "d")
+    assert "exact (sound: transcript)" in set(bars["bar"]) and "exact (paper: per-query composition)" in set(bars["bar"])
+    assert "transcript cap D_α(H_S‖H_S') (sound)" in curve.columns and which.startswith("worst of 1")
