@@ -71,13 +71,14 @@ deb-packages:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The install: pip itself, then ppaudit (editable) with its test extra. torch is
+# The install: pip itself, then ppaudit (editable) with every extra (workflow, ml, llm, test):
+# `make run` and `make test` need all of them. torch is
 # constrained to its +cpu build (from $(WHEELS)), so pip can never pull the CUDA build.
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "==> installing ppaudit and its test dependencies into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip
 	@$(if $(TORCH_VERSION),echo "torch==$(TORCH_VERSION)+cpu" > $(CONSTRAINTS),: > $(CONSTRAINTS))
-	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[test]' || { \
+	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[workflow,ml,llm,test]' || { \
 	  echo "error: pip could not install ppaudit into $(VENV)." >&2; \
 	  if [ -n "$(TORCH_VERSION)" ]; then \
 	    echo "torch must be the CPU build torch==$(TORCH_VERSION)+cpu: put its wheel in $(WHEELS)" >&2; \
