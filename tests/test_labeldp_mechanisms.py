@@ -145,7 +145,7 @@ def test_alibi_posterior_is_bayes():
 
 def test_agibi_posterior_is_bayes_and_sigma_is_analytic_gaussian():
     rng = np.random.default_rng(15)
-    sigma = agibi_sigma(2.0, 1e-5)
+    sigma = agibi_sigma(2.0, 1e-5, calibration="analytic")
     # Balle & Wang 2018, Thm 8 with Δ = √2 (written out independently with scipy.stats.norm)
     d2 = math.sqrt(2.0)
     delta = stats.norm.cdf(d2 / (2 * sigma) - 2.0 * sigma / d2) - math.exp(2.0) * stats.norm.cdf(-d2 / (2 * sigma) - 2.0 * sigma / d2)

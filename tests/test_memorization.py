@@ -73,7 +73,7 @@ def test_normal_interval_is_reliability_weighted():
     # computed here from the brute-force per-canary values.
     rng = np.random.default_rng(1)
     conf, canary, orig = planted(500, 0.6, 0.3, rng, high=0.8)
-    res = memorization_epsilon(conf, canary, orig, thresholds=[0.7])
+    res = memorization_epsilon(conf, canary, orig, "ours_normal", thresholds=[0.7])
     m, acgr = brute_force_acgr(conf, canary, orig, 0.7)
     w = m.astype(float)
     mean = (w * acgr).sum() / w.sum()
@@ -88,7 +88,7 @@ def test_normal_interval_is_reliability_weighted():
 def test_near_perfect_memorization_gives_large_epsilon():
     rng = np.random.default_rng(2)
     conf, canary, orig = planted(1000, 0.95, 0.05, rng)
-    res = memorization_epsilon(conf, canary, orig)
+    res = memorization_epsilon(conf, canary, orig, "ours_normal")
     # CGR = 8·950 / (8·950 + 50) ≈ 0.9935 → ε ≈ 5.0
     assert res.epsilon_low > 4.0
     assert res.threshold in DEFAULT_THRESHOLDS
@@ -103,7 +103,7 @@ def test_random_guessing_gives_epsilon_near_zero():
     orig = rng.integers(0, C, n)
     canary = (orig + rng.integers(1, C, n)) % C
     conf = rng.dirichlet(np.full(C, 0.2), size=n)
-    for method in ("normal", "clopper_pearson"):
+    for method in ("paper", "normal", "clopper_pearson"):
         res = memorization_epsilon(conf, canary, orig, method=method, rng=np.random.default_rng(5))
         assert res.epsilon_low < 0.3, (method, res)
 

@@ -21,19 +21,6 @@ wildcard_constraints:
 
 
 localrules:
-    obs_table1,
-    obs_table2,
-    obs_table4,
-    obs_table5,
-    obs_table6,
-    obs_table7,
-    obs_fig1,
-    obs_fig2,
-    obs_fig3,
-    obs_fig4,
-    obs_fig5,
-    malek_table5,
-    malek_table6,
     labeldp_findings,
 
 
@@ -134,15 +121,9 @@ rule audit_labeldp_model:
 rule tabulate_labeldp:
     input:
         audits=labeldp_table_inputs,
+        paper_numbers=LABELDP_PAPER_NUMBERS,
     output:
-        csv=report(
-            "results/tables/labeldp/{table}.csv",
-            caption="../report/labeldp_table.rst",
-            category="Observational label-DP audit",
-            subcategory="Tables",
-            labels={"table": "{table}", "file": "CSV"},
-        ),
-        md="results/tables/labeldp/{table}.md",
+        **figure_outputs("tabulate_labeldp"),
     params:
         title=lambda wildcards: LABELDP_TABLE_TITLES[wildcards.table],
     log:
@@ -160,21 +141,7 @@ rule plot_labeldp_mia:
     input:
         audits=lambda wildcards: labeldp_audit_files("image") + (labeldp_audit_files("tabular") if wildcards.miafig == "obs_fig1" else []),
     output:
-        pdf=report(
-            "results/figures/labeldp/{miafig}.pdf",
-            caption="../report/labeldp_mia.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "{miafig}", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/labeldp/{miafig}.png",
-            caption="../report/labeldp_mia.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "{miafig}", "file": "PNG"},
-        ),
-        csv="results/figures/labeldp/{miafig}.csv",
+        **figure_outputs("plot_labeldp_mia"),
     params:
         attacks=lambda wildcards: ["lia", "calibrated_mia"] if wildcards.miafig == "obs_fig1" else ["lia", "calibrated_mia", "rmia"],
         title=lambda wildcards: (
@@ -247,21 +214,7 @@ rule plot_obs_rr:
     input:
         summary="results/labeldp/synthetic/rr_summary.csv",
     output:
-        pdf=report(
-            "results/figures/labeldp/{rrfig}.pdf",
-            caption="../report/labeldp_rr.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "{rrfig}", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/labeldp/{rrfig}.png",
-            caption="../report/labeldp_rr.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "{rrfig}", "file": "PNG"},
-        ),
-        csv="results/figures/labeldp/{rrfig}.csv",
+        **figure_outputs("plot_obs_rr"),
     params:
         kind="rr",
         guess_fraction=lambda wildcards: 0.001 if wildcards.rrfig == "obs_fig2" else 0.01,
@@ -285,21 +238,7 @@ rule plot_obs_fig4:
     input:
         summary="results/labeldp/synthetic/tau_shift_summary.csv",
     output:
-        pdf=report(
-            "results/figures/labeldp/obs_fig4.pdf",
-            caption="../report/obs_fig4.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "obs_fig4", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/labeldp/obs_fig4.png",
-            caption="../report/obs_fig4.rst",
-            category="Observational label-DP audit",
-            subcategory="Figures",
-            labels={"figure": "obs_fig4", "file": "PNG"},
-        ),
-        csv="results/figures/labeldp/obs_fig4.csv",
+        **figure_outputs("plot_obs_fig4"),
     params:
         kind="tau",
         guess_fraction=None,
@@ -343,15 +282,9 @@ rule train_memorization_model:
 rule tabulate_malek:
     input:
         runs=lambda wildcards: malek_runs(wildcards.malektable),
+        paper_numbers=LABELDP_PAPER_NUMBERS,
     output:
-        csv=report(
-            "results/tables/labeldp/{malektable}.csv",
-            caption="../report/labeldp_malek.rst",
-            category="Malek et al. 2021",
-            subcategory="Tables",
-            labels={"table": "{malektable}", "file": "CSV"},
-        ),
-        md="results/tables/labeldp/{malektable}.md",
+        **figure_outputs("tabulate_malek"),
     params:
         table=lambda wildcards: wildcards.malektable,
         levels=malek_levels(),
@@ -378,13 +311,10 @@ rule labeldp_findings:
         rr="results/labeldp/synthetic/rr_summary.csv",
         tau="results/labeldp/synthetic/tau_shift_summary.csv",
         audits=labeldp_audit_files("image"),
+        malek="results/tables/labeldp/malek_table6.csv",
+        paper_numbers=LABELDP_PAPER_NUMBERS,
     output:
-        csv=report(
-            "results/tables/labeldp_findings.csv",
-            caption="../report/labeldp_findings.rst",
-            category="Observational label-DP audit",
-            subcategory="Findings",
-        ),
+        **figure_outputs("labeldp_findings"),
     params:
         settings=labeldp()["findings"],
     log:
@@ -396,69 +326,3 @@ rule labeldp_findings:
         "../../envs/labeldp.yaml"
     script:
         "../scripts/labeldp_findings.py"
-
-
-# Named targets: `snakemake -c2 obs_table1` regenerates one table/figure.
-rule obs_table1:
-    input:
-        expand("results/tables/labeldp/obs_table1.{ext}", ext=("csv", "md")),
-
-
-rule obs_table2:
-    input:
-        expand("results/tables/labeldp/obs_table2.{ext}", ext=("csv", "md")),
-
-
-rule obs_table4:
-    input:
-        expand("results/tables/labeldp/obs_table4.{ext}", ext=("csv", "md")),
-
-
-rule obs_table5:
-    input:
-        expand("results/tables/labeldp/obs_table5.{ext}", ext=("csv", "md")),
-
-
-rule obs_table6:
-    input:
-        expand("results/tables/labeldp/obs_table6.{ext}", ext=("csv", "md")),
-
-
-rule obs_table7:
-    input:
-        expand("results/tables/labeldp/obs_table7.{ext}", ext=("csv", "md")),
-
-
-rule obs_fig1:
-    input:
-        expand("results/figures/labeldp/obs_fig1.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule obs_fig2:
-    input:
-        expand("results/figures/labeldp/obs_fig2.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule obs_fig3:
-    input:
-        expand("results/figures/labeldp/obs_fig3.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule obs_fig4:
-    input:
-        expand("results/figures/labeldp/obs_fig4.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule obs_fig5:
-    input:
-        expand("results/figures/labeldp/obs_fig5.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule malek_table5:
-    input:
-        expand("results/tables/labeldp/malek_table5.{ext}", ext=("csv", "md")),
-
-
-rule malek_table6:
-    input:
-        expand("results/tables/labeldp/malek_table6.{ext}", ext=("csv", "md")),

@@ -2,9 +2,15 @@
 # (no rules; the rules are in labeldp.smk).
 
 import math
+from pathlib import Path as _LdPath
+
+# The papers' numbers (one place, issue 12): the tables' `paper` columns are read from here.
+LABELDP_PAPER_NUMBERS = str(_LdPath(workflow.basedir) / "workflow" / "data" / "paper_numbers.csv")
 
 LABELDP_DATASETS = ("image", "tabular", "text")
-LABELDP_ALGOS = ("lp_1st", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
+LABELDP_ALGOS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
+# Mechanism options of the labeldp block that reach every training job with the dataset settings.
+LABELDP_MECHANISM_KEYS = ("alibi_prior", "agibi_calibration", "pate_student", "fixmatch")
 LABELDP_TABLES = ("obs_table1", "obs_table2", "obs_table4", "obs_table5", "obs_table6", "obs_table7")
 # Which dataset feeds each table.
 LABELDP_TABLE_DATASET = {
@@ -37,7 +43,8 @@ def _eps_name(e):
 
 
 def labeldp_dataset_settings(dataset):
-    return labeldp()["datasets"][dataset]
+    """The dataset's settings plus the mechanism options (ALIBI prior, AGIBI calibration, PATE student, FixMatch)."""
+    return dict(labeldp()["datasets"][dataset], **{k: labeldp()[k] for k in LABELDP_MECHANISM_KEYS})
 
 
 def labeldp_models(dataset):
@@ -96,13 +103,3 @@ def validate_labeldp(config):
 
 
 validate_labeldp(config)
-
-
-def labeldp_targets():
-    """Every output of the label-DP targets (collected by rule all)."""
-    figs = ("obs_fig1", "obs_fig2", "obs_fig3", "obs_fig4", "obs_fig5")
-    return (
-        expand("results/figures/labeldp/{fig}.{ext}", fig=figs, ext=("pdf", "png", "csv"))
-        + expand("results/tables/labeldp/{t}.{ext}", t=LABELDP_TABLES + ("malek_table5", "malek_table6"), ext=("csv", "md"))
-        + ["results/tables/labeldp_findings.csv"]
-    )

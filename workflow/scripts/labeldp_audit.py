@@ -30,5 +30,7 @@ df.insert(0, "dataset", wc.dataset)
 df["claimed_epsilon"] = float(metrics["claimed_epsilon"])
 df["test_accuracy"] = metrics["test_accuracy"]
 df["test_log_loss"] = metrics["test_log_loss"]
+for key in ("pate_student", "alibi_prior", "agibi_calibration"):
+    df[key] = metrics.get(key, "")
 log.info("\n%s", df.to_string(index=False))
 write_csv(df, snakemake.output.table)  # noqa: F821

@@ -1,9 +1,14 @@
 """Snakemake script of rules tabulate_malek_table5 / tabulate_malek_table6 (Malek et al. 2021, App. C–D).
 
-Columns ``ours`` / ``epsilon_m_*``: the paper's normal interval at the best τ; ``ours_cp`` /
-``cp_*``: the exact Clopper–Pearson interval corrected for the choice of τ.
+One row per (level, setting / algorithm, estimator): ``estimator`` ``paper`` (the authors'
+memorization-game estimator, ``procedure = paper``), ``ours_normal`` (Kish effective size) and
+``ours_cp`` (Clopper–Pearson, corrected for the choice of τ) — ``procedure = ours``; see
+:func:`ppaudit.experiments.labeldp_tables.memorization_rows`. Next to the interval: the test
+accuracy of the model and the paper's, and the memorisation rate of the mislabelled canaries
+(the fraction whose argmax is the canary label), the property the game relies on.
 
-Inputs: ``runs`` (npz of train_memorization_model). Params: table ("malek_table5"/"malek_table6"),
+Inputs: ``runs`` (npz of train_memorization_model), ``paper_numbers``
+(workflow/data/paper_numbers.csv: the paper's interval ends and accuracies). Params: table ("malek_table5"/"malek_table6"),
 levels ({level: {alibi: ε, agibi: ε}}), games, confidence. Outputs: csv, md.
 """
 
@@ -16,7 +21,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.labeldp_tables import MALEK_T5, MALEK_T6, memorization_row  # noqa: E402
+from ppaudit.experiments.labeldp_tables import memorization_rows, paper_strings, read_paper_number_strings  # noqa: E402
 from ppaudit.io import atomic_path, write_csv  # noqa: E402
 
 p = snakemake.params  # noqa: F821
@@ -28,34 +33,50 @@ def ci(names):
     yc = np.concatenate([runs[n]["canary_labels"] for n in names])
     yo = np.concatenate([runs[n]["original_labels"] for n in names])
     ya = np.concatenate([runs[n]["alternative_labels"] for n in names])
-    return memorization_row(conf, yc, yo, p.confidence, alternative_labels=ya), len(yc)
+    extra = dict(num_canaries=len(yc), canary_memorisation_rate=float(np.mean(conf.argmax(1) == yc)),
+                 test_accuracy=float(np.mean([runs[x]["test_accuracy"] for x in names])),
+                 alibi_prior=str(runs[names[0]]["alibi_prior"]) if "alibi_prior" in runs[names[0]] else "")  # fmt: skip
+    return memorization_rows(conf, yc, yo, p.confidence, alternative_labels=ya), extra
 
 
 rows = []
 for level, eps in p.levels.items():
     if p.table == "malek_table5":
         for setting, names in (("1000", [f"alibi_eps{eps['alibi']}_n1000"]), ("10x100", [f"alibi_eps{eps['alibi']}_g{i}" for i in range(p.games)])):
-            r, n = ci(names)
-            rows.append(dict(level=level, algorithm="ALIBI", epsilon=float(eps["alibi"]), canaries=setting, num_canaries=n,
-                             test_accuracy=float(np.mean([runs[x]["test_accuracy"] for x in names])),
-                             ours=f"{r['epsilon_m_low']:.1f}–{r['epsilon_m_high']:.1f}", ours_cp=f"{r['cp_epsilon_m_low']:.1f}–{r['cp_epsilon_m_high']:.1f}", paper=MALEK_T5[(level, setting)], **r))  # fmt: skip
+            est_rows, extra = ci(names)
+            for r in est_rows:
+                rows.append(dict(level=level, algorithm="ALIBI", epsilon=float(eps["alibi"]), canaries=setting, **extra, **r))
     else:
         for algo in ("alibi", "agibi"):
             name = f"{algo}_eps{eps[algo]}_n1000"
-            r, n = ci([name])
-            pa = MALEK_T6[(level, algo)]
-            rows.append(dict(level=level, algorithm=algo.upper(), epsilon=float(eps[algo]), num_canaries=n,
-                             test_accuracy=float(runs[name]["test_accuracy"]), ours=f"{r['epsilon_m_low']:.1f}–{r['epsilon_m_high']:.1f}",
-                             ours_cp=f"{r['cp_epsilon_m_low']:.1f}–{r['cp_epsilon_m_high']:.1f}",
-                             paper_accuracy=pa[0], paper_epsilon=pa[1], paper=pa[2], **r))  # fmt: skip
+            est_rows, extra = ci([name])
+            sigma = float(runs[name]["sigma"]) if "sigma" in runs[name] else float("nan")
+            cal = str(runs[name]["agibi_calibration"]) if "agibi_calibration" in runs[name] else ""
+            for r in est_rows:
+                rows.append(dict(level=level, algorithm=algo.upper(), epsilon=float(eps[algo]), **extra, sigma=sigma, agibi_calibration=cal, **r))
 table = pd.DataFrame(rows)
+table["test_accuracy_pct"] = 100 * table["test_accuracy"]
+# The paper's numbers (workflow/data/paper_numbers.csv) point at the `paper` estimator's row of
+# each setting; every estimator's row of that setting shows them.
+numbers = read_paper_number_strings(snakemake.input.paper_numbers)  # noqa: F821
+result_file = f"results/tables/labeldp/{p.table}.csv"
+key = ["level", "canaries"] if p.table == "malek_table5" else ["level", "algorithm"]
+first = table[table["estimator"] == "paper"]
+lo = paper_strings(first, numbers, result_file, "epsilon_m_low")
+hi = paper_strings(first, numbers, result_file, "epsilon_m_high")
+acc = paper_strings(first, numbers, result_file, "test_accuracy_pct")
+by_key = {tuple(first.loc[i, key]): (f"{lo[i]}–{hi[i]}" if lo[i] and hi[i] else "", acc[i]) for i in first.index}
+table["paper"] = [by_key.get(tuple(r), ("", ""))[0] for r in table[key].itertuples(index=False)]
+if p.table == "malek_table6":
+    table["paper_accuracy"] = [by_key.get(tuple(r), ("", ""))[1] for r in table[key].itertuples(index=False)]
 if p.table == "malek_table5":
     # Table 5's check: one game with N canaries and `games` games with N / games agree
-    # (their normal intervals overlap; so do the Clopper–Pearson ones).
-    for level, g in table.groupby("level", sort=False):
+    # (their intervals overlap), per estimator.
+    table["intervals_overlap"] = False
+    for _, g in table.groupby(["level", "estimator"], sort=False):
         a, b = g.iloc[0], g.iloc[1]
         table.loc[g.index, "intervals_overlap"] = bool(max(a.epsilon_m_low, b.epsilon_m_low) <= min(a.epsilon_m_high, b.epsilon_m_high))
-        table.loc[g.index, "cp_intervals_overlap"] = bool(max(a.cp_epsilon_m_low, b.cp_epsilon_m_low) <= min(a.cp_epsilon_m_high, b.cp_epsilon_m_high))
+    table["intervals_overlap"] = table["intervals_overlap"].astype(bool)
 log.info("\n%s", table.to_string(index=False))
 write_csv(table, snakemake.output.csv)  # noqa: F821
 with atomic_path(snakemake.output.md) as tmp:  # noqa: F821

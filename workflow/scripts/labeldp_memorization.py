@@ -2,7 +2,9 @@
 
 Plants ``num_canaries`` mislabelled canaries (:func:`ppaudit.attacks.memorization.make_canaries`)
 in the target half of the image data, releases the labels with ALIBI/AGIBI at ``eps``, fits
-the model and saves its probabilities on the canaries. Output: ``canaries`` (npz).
+the model (:func:`ppaudit.experiments.labeldp_data.fit_released`: ALIBI's iterative prior
+when ``settings["alibi_prior"] == "iterative"``) and saves its probabilities on the canaries.
+Output: ``canaries`` (npz).
 """
 
 import _ppaudit_path
@@ -15,7 +17,7 @@ import pickle  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ppaudit.attacks.memorization import make_canaries  # noqa: E402
-from ppaudit.experiments.labeldp_data import fit_predict_soft, parse_epsilon, release_labels  # noqa: E402
+from ppaudit.experiments.labeldp_data import fit_released, parse_epsilon, release_labels  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 
@@ -29,11 +31,12 @@ settings = dict(p.settings, delta=p.delta)
 if p.model is not None:  # the memorization game's own MLP (labeldp.malek.model)
     settings["model"] = dict(p.model)
 xtr, ytr, claimed, info = release_labels(data, wc.algo, parse_epsilon(wc.eps), settings, rng, labels=can.training_labels)
-probs_can, probs_test = fit_predict_soft(data.name, xtr, ytr, [data.x_target[can.indices], data.x_test], data.num_classes, settings["model"], int(rng.integers(2**31 - 1)))
+probs_can, probs_test = fit_released(data, xtr, ytr, info, [data.x_target[can.indices], data.x_test], settings, int(rng.integers(2**31 - 1)))
 acc = float(np.mean(probs_test.argmax(1) == data.y_test))
-log.info("%s eps=%s run=%s: claimed %.3g, test accuracy %.4f", wc.algo, wc.eps, wc.run, claimed, acc)
+log.info("%s eps=%s run=%s: claimed %.3g, test accuracy %.4f, %s", wc.algo, wc.eps, wc.run, claimed, acc, {k: v for k, v in info.items() if not k.startswith("_")})
 with atomic_path(snakemake.output.canaries) as tmp:  # noqa: F821
     buf = io.BytesIO()
     np.savez_compressed(buf, confidences=probs_can, canary_labels=can.canary_labels, original_labels=can.original_labels, alternative_labels=can.alternative_labels,
-                        test_accuracy=acc, claimed_epsilon=claimed)  # fmt: skip
+                        test_accuracy=acc, claimed_epsilon=claimed, alibi_prior=str(info.get("alibi_prior", "")), sigma=float(info.get("sigma", np.nan)),
+                        agibi_calibration=str(info.get("agibi_calibration", "")))  # fmt: skip
     tmp.write_bytes(buf.getvalue())

@@ -1,6 +1,7 @@
 """Snakemake script of rule tabulate_labeldp: one paper table (CSV + markdown) from the audit CSVs.
 
-Inputs: ``audits`` (audit CSVs). Output: ``csv``, ``md``. Wildcard: table.
+Inputs: ``audits`` (audit CSVs), ``paper_numbers`` (workflow/data/paper_numbers.csv, the
+``paper`` column). Output: ``csv``, ``md``. Wildcard: table.
 """
 
 import _ppaudit_path
@@ -9,11 +10,11 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_labeldp")  # noqa: F
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.labeldp_tables import build_table  # noqa: E402
+from ppaudit.experiments.labeldp_tables import build_table, read_paper_number_strings  # noqa: E402
 from ppaudit.io import atomic_path, write_csv  # noqa: E402
 
 audits = pd.concat([pd.read_csv(f) for f in snakemake.input.audits], ignore_index=True)  # noqa: F821
-table = build_table(snakemake.wildcards.table, audits)  # noqa: F821
+table = build_table(snakemake.wildcards.table, audits, read_paper_number_strings(snakemake.input.paper_numbers))  # noqa: F821
 log.info("\n%s", table.to_string(index=False))
 write_csv(table, snakemake.output.csv)  # noqa: F821
 with atomic_path(snakemake.output.md) as tmp:  # noqa: F821

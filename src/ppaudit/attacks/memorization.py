@@ -11,30 +11,43 @@ model ``M`` and the pair, guesses which label was used::
 for a threshold τ ∈ [0.5, 0.99]. Theorem B.1: an ε-DP mechanism has
 ``CGR ≤ e^ε / (1 + e^ε)``, so ``ε ≥ ε_m = log(CGR / (1 − CGR))``.
 
-Two estimators of CGR are offered (``method``):
+Three estimators of CGR are offered (``method``); each result carries ``procedure``
+(``"paper"`` or ``"ours"``):
 
-* ``"normal"`` — the paper's estimator. Every canary is scored against *all* ``C − 2``
-  alternatives ``y'' ∉ {y_i, y'_i}``: ``m_i`` = number of non-abstaining guesses and
-  ``ACGR_i`` = fraction of them that are correct (0/0 = 0). The ``ACGR_i`` are averaged with
-  the ``m_i`` as reliability weights, their weighted standard deviation
-  ``s² = Σ m_i (ACGR_i − mean)² / (V₁ − V₂/V₁)`` (``V₁ = Σ m_i``, ``V₂ = Σ m_i²``, the
-  unbiased reliability-weights estimator) gives the standard error ``s / √n_eff`` with
-  Kish's effective size ``n_eff = V₁² / V₂``, and the 95 % interval is
-  ``mean ± z s / √n_eff``. The best τ is the one with the highest lower end; as in the paper
-  ("for simplicity, we omit corrections for multiple hypothesis testing") this choice is
-  **not** corrected. The weighted mean is exactly the Game-2 CGR of the canaries: a
-  canary contributes its guesses in proportion to how often a random ``y''`` makes the
-  adversary guess. (For τ > 0.5 at most one label can reach τ, so each ``ACGR_i`` is 0 or 1.)
-  The normal interval has zero width when every ``ACGR_i`` is equal (e.g. every guess
-  correct gives ε_m ∈ [∞, ∞]); use ``"clopper_pearson"`` in that regime.
-* ``"clopper_pearson"`` — the exact variant the appendix describes first: one alternative
-  label ``y''_i`` per canary (Game 3 as drawn in Fig. 4; given, or drawn uniformly from
-  ``[C] \\ {y_i, y'_i}`` with ``rng``), the number of correct guesses among the ``M ≤ N``
-  non-abstaining ones, and a two-sided Clopper–Pearson interval (statsmodels
-  ``proportion_confint(method="beta")``) at level ``1 − (1 − confidence)/T`` for each of the
-  ``T`` thresholds — a Bonferroni correction for picking the best τ, so the reported
-  interval holds at the nominal level. The Game-3 heuristic (canaries as independent
-  Game-2 rounds, App. B/C) is still assumed.
+* ``"paper"`` — the authors' estimator exactly as released with the paper
+  (``memorization_attack/attack.py::compute_eps`` of facebookresearch/label_dp_antipodes,
+  which App. B leaves open in four respects; we follow the code): every canary is scored
+  against *all* ``C − 2`` alternatives; per canary ``m_i`` guesses and
+  ``ACGR_i = k_i / m_i``; only canaries with ``m_i > 0`` enter; the weights
+  ``w_i = m_i / Σ m`` give the mean ``μ = Σ w_i ACGR_i`` and the reliability-weights
+  variance ``V = Σ w_i (ACGR_i − μ)² / (1 − Σ w_i² + 10⁻⁸)``; the **sample size is the
+  number of guessing canaries** ``N'`` (not an effective size), ``se = √(V / N')``;
+  ``μ ← max(μ, 1 − μ)`` (the DP definition is symmetric); the interval
+  ``μ ± 1.96 se`` is clipped to ``[0.5, 1]``; **when every guess is right** (``μ = 1``,
+  zero spread) the lower end becomes ``min(low, 1 − 3/N')`` (the "rule of three") if
+  ``N' > 50`` and ``0.5`` otherwise (a fluke), so ε_m's lower end is finite (its upper end
+  is ∞, CGR = 1 being inside the interval); no guessing canary gives CGR ∈ [0, 1].
+  Thresholds: **their grid τ ∈ {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}** (App. B says
+  "τ ∈ [0.5, 0.99]"); the τ with the highest ε-lower end wins, ties broken by the higher
+  finite upper end, no correction for the choice of τ ("for simplicity, we omit
+  corrections for multiple hypothesis testing"). Any confidence other than 0.95 uses the
+  normal quantile in place of 1.96.
+* ``"ours_normal"`` (alias ``"normal"``) — our reliability-weighted variant on the
+  1 %-step grid 0.50, …, 0.99: the same weighted mean, the unbiased reliability-weights
+  variance ``s² = Σ m_i (ACGR_i − mean)² / (V₁ − V₂/V₁)`` (``V₁ = Σ m_i``, ``V₂ = Σ m_i²``)
+  over all canaries, the standard error ``s / √n_eff`` with **Kish's** effective size
+  ``n_eff = V₁² / V₂``, interval ``mean ± z s / √n_eff``, no symmetrisation, best τ not
+  corrected. The weighted mean is exactly the Game-2 CGR of the canaries. Zero spread
+  (e.g. every guess correct) gives a zero-width interval, ε_m ∈ [∞, ∞] — the defect the
+  paper's all-correct correction avoids; use ``"ours_cp"`` in that regime.
+* ``"ours_cp"`` (alias ``"clopper_pearson"``) — the exact variant the appendix describes
+  first: one alternative label ``y''_i`` per canary (Game 3 as drawn in Fig. 4; given, or
+  drawn uniformly from ``[C] \\ {y_i, y'_i}`` with ``rng``), the number of correct guesses
+  among the ``M ≤ N`` non-abstaining ones, and a two-sided Clopper–Pearson interval
+  (statsmodels ``proportion_confint(method="beta")``) at level ``1 − (1 − confidence)/T``
+  for each of the ``T`` thresholds — a Bonferroni correction for picking the best τ, so
+  the reported interval holds at the nominal level. The Game-3 heuristic (canaries as
+  independent Game-2 rounds, App. B/C) is still assumed.
 
 Ties ``M(x)_{y'} = M(x)_{y''}`` (possible only when both equal τ = 0.5) count as wrong guesses
 (the conservative choice; the paper's adversary resolves them by the presentation order).
@@ -52,16 +65,25 @@ from ..intervals import clopper_pearson
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
-    "MemorizationResult",
+    "METHODS",
+    "PAPER_THRESHOLDS",
     "Canaries",
-    "make_canaries",
+    "MemorizationResult",
     "cgr_to_epsilon",
-    "per_canary_acgr",
+    "make_canaries",
     "memorization_epsilon",
+    "per_canary_acgr",
 ]
 
 #: τ grid of App. B: 0.50, 0.51, …, 0.99.
 DEFAULT_THRESHOLDS = np.round(np.arange(50, 100) / 100.0, 2)
+
+#: τ grid of the authors' code (label_dp_antipodes, memorization_attack/attack.py).
+PAPER_THRESHOLDS = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99])
+
+#: Estimators of :func:`memorization_epsilon` → their ``procedure`` label.
+METHODS = {"paper": "paper", "ours_normal": "ours", "ours_cp": "ours"}
+_ALIASES = {"normal": "ours_normal", "clopper_pearson": "ours_cp"}
 
 
 @dataclass(frozen=True)
@@ -74,11 +96,14 @@ class MemorizationResult:
         cgr: point estimate of the correct-guess rate at the chosen threshold.
         cgr_low, cgr_high: the CGR interval (clipped to [0, 1]).
         threshold: the chosen τ.
-        num_guesses: non-abstaining guesses at that τ (Σ m_i for ``"normal"``, the number
-            of canaries that got a guess for ``"clopper_pearson"``).
+        num_guesses: non-abstaining guesses at that τ (Σ m_i for ``"paper"`` and
+            ``"ours_normal"``, the number of canaries that got a guess for ``"ours_cp"``).
         num_correct: correct guesses among them.
-        method: ``"normal"`` or ``"clopper_pearson"``.
+        method: ``"paper"``, ``"ours_normal"`` or ``"ours_cp"``.
         confidence: nominal level of the interval.
+        sample_size: the sample size of the interval: guessing canaries ``N'`` (paper),
+            Kish's ``n_eff`` (ours_normal), guessing canaries (ours_cp).
+        procedure: ``"paper"`` or ``"ours"``.
     """
 
     epsilon_low: float
@@ -91,6 +116,8 @@ class MemorizationResult:
     num_correct: int
     method: str
     confidence: float
+    sample_size: float = float("nan")
+    procedure: str = "ours"
 
 
 @dataclass(frozen=True)
@@ -243,13 +270,43 @@ def _normal_interval(m: np.ndarray, acgr: np.ndarray, z: float):
     return mean, max(0.0, mean - z * se), min(1.0, mean + z * se)
 
 
+def _paper_eps(acc: float) -> float:
+    """The authors' ``eps(acc)``: 0 for acc ≤ ½, ∞ for acc = 1, the logit otherwise."""
+    if acc <= 0.5:
+        return 0.0
+    if acc >= 1.0:
+        return float("inf")
+    return float(np.log(acc / (1.0 - acc)))
+
+
+def _paper_interval(m: np.ndarray, k: np.ndarray, z: float):
+    """One τ of the authors' ``compute_eps``: ``(mean, low, high, N')`` on the CGR scale."""
+    keep = m > 0
+    n_eff = int(keep.sum())
+    if n_eff == 0:
+        return 0.5, 0.0, 1.0, 0
+    acc = k[keep] / m[keep]
+    w = m[keep] / m[keep].sum()
+    mean = float(k[keep].sum() / m[keep].sum())  # = Σ w_i ACGR_i, exact (so "all right" is mean == 1)
+    var = float(np.sum(w * (acc - mean) ** 2) / (1.0 - np.sum(w**2) + 1e-8))
+    std = np.sqrt(var / n_eff)
+    mean = max(mean, 1.0 - mean)
+    low = max(0.5, mean - z * std)
+    high = min(1.0, mean + z * std)
+    if mean == 1.0:
+        # every guess right: a Binomial with empirical rate 1 (rule of three) when N' > 50,
+        # otherwise discarded as a fluke.
+        low = min(low, 1.0 - 3.0 / n_eff) if n_eff > 50 else 0.5
+    return mean, low, high, n_eff
+
+
 def memorization_epsilon(
     confidences,
     canary_labels,
     original_labels,
-    method: str = "normal",
+    method: str = "paper",
     *,
-    thresholds=DEFAULT_THRESHOLDS,
+    thresholds=None,
     confidence: float = 0.95,
     alternative_labels=None,
     rng: np.random.Generator | None = None,
@@ -260,29 +317,59 @@ def memorization_epsilon(
         confidences: ``(N, C)`` predicted probabilities of the trained model on the canaries.
         canary_labels: the label each canary was trained with (``y'_i``).
         original_labels: the canaries' original labels ``y_i``.
-        method: ``"normal"`` — reliability-weighted mean of the per-canary ACGR over all
-            ``C − 2`` alternatives with a normal interval, best τ without correction (the
-            paper's procedure); ``"clopper_pearson"`` — one alternative per canary, exact
+        method: ``"paper"`` — the authors' estimator (module docstring; their code
+            ``compute_eps``); ``"ours_normal"`` (alias ``"normal"``) — reliability-weighted
+            mean with Kish's effective size, best τ without correction;
+            ``"ours_cp"`` (alias ``"clopper_pearson"``) — one alternative per canary, exact
             Clopper–Pearson interval, Bonferroni-corrected over the τ grid.
-        thresholds: τ grid in [0.5, 0.99] (default 0.50, 0.51, …, 0.99).
+        thresholds: τ grid in [0.5, 0.99]; default :data:`PAPER_THRESHOLDS` for
+            ``"paper"`` and :data:`DEFAULT_THRESHOLDS` (0.50, 0.51, …, 0.99) otherwise.
         confidence: two-sided level of the interval (0.95 in the paper).
-        alternative_labels: for ``"clopper_pearson"``: the ``y''_i`` of Game 3. If omitted
+        alternative_labels: for ``"ours_cp"``: the ``y''_i`` of Game 3. If omitted
             they are drawn uniformly from ``[C] \\ {y_i, y'_i}`` with ``rng``.
-        rng: numpy Generator, needed by ``"clopper_pearson"`` without ``alternative_labels``.
+        rng: numpy Generator, needed by ``"ours_cp"`` without ``alternative_labels``.
 
     Returns:
-        :class:`MemorizationResult` at the τ with the highest lower CGR bound. When no τ
-        produces a guess the result is ``ε_m ∈ [0, 0]`` with ``num_guesses = 0``.
+        :class:`MemorizationResult` at the selected τ. ``"ours_*"``: the τ with the highest
+        lower CGR bound; no τ with a guess gives ``ε_m ∈ [0, 0]`` with ``num_guesses = 0``.
+        ``"paper"``: the τ with the highest ε-lower end (ties: higher finite upper end);
+        when no τ has a positive lower end the result is ``[0, 0]`` as in their code.
 
     Raises:
         ValueError: on a bad method, thresholds outside [0.5, 0.99], fewer than 3 classes,
             a canary label equal to its original label, or mismatched lengths.
+
+    Example:
+        >>> conf = np.full((100, 10), 0.01); conf[:, 1] = 0.91  # every canary memorised
+        >>> r = memorization_epsilon(conf, np.ones(100, int), np.zeros(100, int))
+        >>> round(r.epsilon_low, 2), r.epsilon_high   # finite lower end: logit(1 - 3/100)
+        (3.48, inf)
     """
+    method = _ALIASES.get(method, method)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)} (or 'normal' / 'clopper_pearson'), got {method!r}")
     conf_level = check_probability(confidence, "confidence")
+    if thresholds is None:
+        thresholds = PAPER_THRESHOLDS if method == "paper" else DEFAULT_THRESHOLDS
     taus = _check_thresholds(thresholds)
     conf, yc, yo = _check_inputs(confidences, canary_labels, original_labels)
     n, num_classes = conf.shape
-    if method == "normal":
+    if method == "paper":
+        z = 1.96 if conf_level == 0.95 else float(norm.ppf(0.5 + conf_level / 2.0))
+        e_low, e_high, chosen = 0.0, 0.0, None
+        for tau in taus:
+            m, acgr = per_canary_acgr(conf, yc, yo, tau)
+            k = np.rint(m * acgr)
+            mean, lo, hi, n_eff = _paper_interval(m, k, z)
+            el, eh = _paper_eps(lo), _paper_eps(hi)
+            if el > e_low or (el == e_low and eh > e_high and np.isfinite(eh)):
+                e_low, e_high = el, eh
+                chosen = (float(tau), mean, lo, hi, int(m.sum()), int(k.sum()), n_eff)
+        if chosen is None:
+            return MemorizationResult(0.0, 0.0, float("nan"), 0.0, 1.0, float("nan"), 0, 0, method, conf_level, 0.0, "paper")
+        tau, mean, lo, hi, guesses, k, n_eff = chosen
+        return MemorizationResult(e_low, e_high, mean, lo, hi, tau, guesses, k, method, conf_level, float(n_eff), "paper")
+    if method == "ours_normal":
         z = float(norm.ppf(0.5 + conf_level / 2.0))
         best = None
         for tau in taus:
@@ -292,11 +379,12 @@ def memorization_epsilon(
                 continue
             if best is None or lo > best[2]:
                 k = int(round(float((m * acgr).sum())))
-                best = (tau, mean, lo, hi, int(m.sum()), k)
-    elif method == "clopper_pearson":
+                w = m.astype(np.float64)
+                best = (tau, mean, lo, hi, int(m.sum()), k, float(w.sum() ** 2 / np.square(w).sum()))
+    else:
         if alternative_labels is None:
             if rng is None:
-                raise ValueError("method='clopper_pearson' needs alternative_labels (the y''_i of Game 3) or an rng to draw them")
+                raise ValueError("method='ours_cp' needs alternative_labels (the y''_i of Game 3) or an rng to draw them")
             off = rng.integers(1, num_classes - 1, size=n)  # uniform among the C - 2 labels != y, y'
             mask = np.ones((n, num_classes), dtype=bool)
             mask[np.arange(n), yc] = False
@@ -326,12 +414,10 @@ def memorization_epsilon(
             lo, hi = clopper_pearson(k, trials, level)
             lo, hi = float(lo), float(hi)
             if best is None or lo > best[2]:
-                best = (tau, k / trials, lo, hi, trials, k)
-    else:
-        raise ValueError(f"method must be 'normal' or 'clopper_pearson', got {method!r}")
+                best = (tau, k / trials, lo, hi, trials, k, float(trials))
     if best is None:
-        return MemorizationResult(0.0, 0.0, float("nan"), 0.0, 1.0, float(taus[0]), 0, 0, method, conf_level)
-    tau, mean, lo, hi, guesses, k = best
+        return MemorizationResult(0.0, 0.0, float("nan"), 0.0, 1.0, float(taus[0]), 0, 0, method, conf_level, 0.0, "ours")
+    tau, mean, lo, hi, guesses, k, size = best
     return MemorizationResult(
         epsilon_low=float(cgr_to_epsilon(lo)),
         epsilon_high=float(cgr_to_epsilon(hi)),
@@ -343,4 +429,6 @@ def memorization_epsilon(
         num_correct=k,
         method=method,
         confidence=conf_level,
+        sample_size=size,
+        procedure="ours",
     )

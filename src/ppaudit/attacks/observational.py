@@ -31,7 +31,11 @@ when its score exceeds a centre and abstains on all but the ``c'`` largest ``|sc
   a larger score means "member"), centre 0;
 * offline RMIA with ``M'`` as the single (OUT) reference model (Zarifzadeh et al. 2024):
   ``LR(x) = Pr(x | θ) / Pr(x)`` with ``Pr(x) = ½((1 + a) Pr(x | θ') + (1 − a))`` (their offline
-  approximation) and ``score(x) = Pr_z[LR(x)/LR(z) ≥ γ]`` over a population ``z``; centre ½.
+  approximation) and ``score(x) = Pr_z[LR(x)/LR(z) ≥ γ]`` over a population ``z`` of
+  non-members (:func:`rmia_offline_audit_scores`); centre ½.
+
+Every attack is run on the same number of canaries per repetition (§6.2: the test-set
+size), the LIA on a fresh random subset of its candidates (``num_canaries``).
 
 Models enter as predicted-probability arrays, so everything is testable on synthetic data.
 """
@@ -49,18 +53,19 @@ from .one_run import epsilon_lower_bound, max_epsilon_lower_bound
 __all__ = [
     "DEFAULT_GUESS_FRACTIONS",
     "ObservationalAudit",
-    "label_inference_scores",
-    "label_inference_score_table",
-    "sample_counterfactual_labels",
-    "observational_label_game",
-    "num_guesses_for_fractions",
+    "audit_label_inference",
+    "audit_membership",
+    "audit_scores",
+    "calibrated_mia_scores",
     "correct_guess_counts",
     "label_inference_counts",
-    "audit_label_inference",
-    "calibrated_mia_scores",
+    "label_inference_score_table",
+    "label_inference_scores",
+    "num_guesses_for_fractions",
+    "observational_label_game",
+    "rmia_offline_audit_scores",
     "rmia_offline_scores",
-    "audit_scores",
-    "audit_membership",
+    "sample_counterfactual_labels",
 ]
 
 #: ``c'`` sweep of §6.2: 1 %, 2 %, …, 100 % of the canaries.
@@ -304,6 +309,7 @@ def label_inference_counts(
     *,
     t: float = 2.0,
     counterfactual_probs=None,
+    num_canaries: int | None = None,
 ) -> np.ndarray:
     """Correct-guess counts of the observational label-inference game (Algorithm 2, §6.2).
 
@@ -328,6 +334,10 @@ def label_inference_counts(
         t: score exponent (2 in the paper).
         counterfactual_probs: distribution of ``y¹`` when it differs from ``reference_probs``
             (App. C's τ-shift experiment).
+        num_canaries: ``m' ≤ m`` canaries per repetition, a fresh uniform subset of the
+            ``m`` candidates each time (§6.2: "the number of canaries is set to the size of
+            the test sets", so that the LIA and the MIA baselines use the same number);
+            ``None``: all ``m``. ``num_guesses`` must then lie in ``[1, m']``.
 
     Returns:
         ``(R, K)`` correct-guess counts.
@@ -339,9 +349,12 @@ def label_inference_counts(
     m, k = pm.shape
     y0 = _labels(labels, m, k, "labels")
     reps = check_positive_int(num_repetitions, "num_repetitions")
+    m_use = m if num_canaries is None else check_positive_int(num_canaries, "num_canaries")
+    if m_use > m:
+        raise ValueError(f"num_canaries must be <= the {m} candidates, got {num_canaries}")
     cuts = np.asarray(num_guesses, dtype=np.int64)
-    if cuts.ndim != 1 or cuts.size == 0 or np.any(cuts < 1) or np.any(cuts > m):
-        raise ValueError(f"num_guesses must be a 1-D list of integers in [1, {m}], got {cuts}")
+    if cuts.ndim != 1 or cuts.size == 0 or np.any(cuts < 1) or np.any(cuts > m_use):
+        raise ValueError(f"num_guesses must be a 1-D list of integers in [1, {m_use}], got {cuts}")
     pc = pr if counterfactual_probs is None else _probs(counterfactual_probs, "counterfactual_probs")
     if pc.shape != pm.shape:
         raise ValueError(f"counterfactual_probs must have shape {pm.shape}, got {pc.shape}")
@@ -363,14 +376,21 @@ def label_inference_counts(
         y1 = _sample_from_cdf(cdf_t, rng)
         b = rng.random(m) < 0.5
         shown = np.where(b, y1, y0)
+        sub = None if m_use == m else rng.choice(m, m_use, replace=False)
         if use_table:
-            # correct iff the guess "training label" (b' = 0, made iff s > 0) matches b = 0
-            key = np.take(keytab, offsets + shown)
-            key ^= b.astype(key.dtype)
+            # correct iff the guess "training label" (b' = 0, made iff s > 0) matches b = 0;
+            # the global ranks keep their order on any subset of the canaries
+            if sub is None:
+                key = np.take(keytab, offsets + shown)
+                key ^= b.astype(key.dtype)
+            else:
+                key = np.take(keytab, offsets[sub] + shown[sub])
+                key ^= b[sub].astype(key.dtype)
             key.sort()
             counts[r] = np.cumsum(key & 1)[cuts - 1]
         else:
-            counts[r] = correct_guess_counts(table[rows, shown], ~b, cuts, 0.0)
+            rr = rows if sub is None else sub
+            counts[r] = correct_guess_counts(table[rr, shown[rr]], ~b[rr], cuts, 0.0)
     return counts
 
 
@@ -388,6 +408,7 @@ def audit_label_inference(
     confidence: float = 0.95,
     tau: float = 0.0,
     counterfactual_probs=None,
+    num_canaries: int | None = None,
 ) -> ObservationalAudit:
     """Observational label-inference audit (Algorithm 2 + §6.2 + Theorem 5), repeated.
 
@@ -408,15 +429,17 @@ def audit_label_inference(
         confidence: 1 − γ of Algorithm 3 (0.95).
         tau: TV bound τ of Theorem 5 (0 in the paper's main experiments).
         counterfactual_probs: distribution of ``y¹`` if not ``reference_probs``.
+        num_canaries: canaries per repetition (a fresh random subset of the candidates;
+            the paper uses the test-set size, as for the MIA baselines); ``None``: all.
 
     Returns:
-        :class:`ObservationalAudit`.
+        :class:`ObservationalAudit` (``num_samples`` = the canaries per repetition).
     """
     fr = _check_fractions(guess_fractions)
     ff = float(_check_fractions([fixed_fraction])[0])
     d = check_probability(delta, "delta")
     conf = check_probability(confidence, "confidence")
-    m = np.shape(target_probs)[0]
+    m = np.shape(target_probs)[0] if num_canaries is None else check_positive_int(num_canaries, "num_canaries")
     cp_sweep = num_guesses_for_fractions(fr, m)
     cp_fixed = int(num_guesses_for_fractions([ff], m)[0])
     counts = label_inference_counts(
@@ -428,6 +451,7 @@ def audit_label_inference(
         rng,
         t=t,
         counterfactual_probs=counterfactual_probs,
+        num_canaries=num_canaries,
     )
     return _summarise(cp_sweep, counts[:, :-1], cp_fixed, counts[:, -1], m, fr, d, conf, tau)
 
@@ -472,6 +496,7 @@ def rmia_offline_scores(
     population_target_probs=None,
     population_reference_probs=None,
     population_labels=None,
+    self_in_population=None,
 ) -> np.ndarray:
     """Offline RMIA with one reference model (Zarifzadeh et al. 2024; observational paper App. E).
 
@@ -487,7 +512,11 @@ def rmia_offline_scores(
         a: offline coefficient in [0, 1].
         gamma: likelihood-ratio threshold γ > 0.
         population_target_probs, population_reference_probs, population_labels: the
-            population ``Z`` (all three or none).
+            population ``Z`` (all three or none). Zarifzadeh et al. draw ``z`` from
+            population data outside the target's training set (non-members); see
+            :func:`rmia_offline_audit_scores`.
+        self_in_population: ``(m,)`` bool, True where the candidate itself is a member of
+            ``Z``; its self-comparison is left out (score over ``Z \\ {x}``).
 
     Returns:
         ``(m,)`` scores in [0, 1] (centre ½).
@@ -511,7 +540,54 @@ def rmia_offline_scores(
         pz_r = _true_label_probs(population_reference_probs, population_labels, "population_reference_probs")
         lr_z = pz_t / (0.5 * ((1.0 + av) * pz_r + (1.0 - av)))
     zs = np.sort(lr_z)
-    return np.searchsorted(zs, lr_x / g, side="right") / zs.size
+    counts = np.searchsorted(zs, lr_x / g, side="right").astype(np.float64)
+    if self_in_population is None:
+        return counts / zs.size
+    own = np.asarray(self_in_population, dtype=bool)
+    if own.shape != counts.shape:
+        raise ValueError(f"self_in_population must have shape {counts.shape}, got {own.shape}")
+    if zs.size < 2 and own.any():
+        raise ValueError("a population of one cannot leave its own member out")
+    counts = counts - (own & (g <= 1.0))  # LR(x)/LR(x) = 1 ≥ γ counted itself
+    return counts / np.where(own, zs.size - 1, zs.size)
+
+
+def rmia_offline_audit_scores(
+    member_target_probs,
+    member_reference_probs,
+    member_labels,
+    nonmember_target_probs,
+    nonmember_reference_probs,
+    nonmember_labels,
+    *,
+    a: float = 0.3,
+    gamma: float = 1.0,
+):
+    """Offline RMIA scores of the member and non-member pools with a non-member population (observational paper App. E).
+
+    The population ``Z`` of :func:`rmia_offline_scores` is the **non-member pool only** (in
+    Zarifzadeh et al. 2024, ``z`` are population samples outside the target's training
+    data); a non-member candidate is compared with ``Z`` minus itself (leave-one-out), so no
+    candidate's score contains its own comparison and no member ever enters ``Z``.
+
+    Args:
+        member_target_probs, member_reference_probs, member_labels: the member pool
+            (training points of ``M``): ``(n_m, C)``, ``(n_m, C)``, ``(n_m,)``.
+        nonmember_target_probs, nonmember_reference_probs, nonmember_labels: the
+            non-member pool (e.g. the test set).
+        a, gamma: as in :func:`rmia_offline_scores`.
+
+    Returns:
+        ``(member_scores, nonmember_scores, population_index)``: the scores and the indices
+        of ``Z`` into the non-member pool (all of it).
+    """
+    n_non = np.shape(nonmember_labels)[0]
+    pop = dict(population_target_probs=nonmember_target_probs, population_reference_probs=nonmember_reference_probs,
+               population_labels=nonmember_labels)  # fmt: skip
+    sm = rmia_offline_scores(member_target_probs, member_reference_probs, member_labels, a=a, gamma=gamma, **pop)
+    sn = rmia_offline_scores(nonmember_target_probs, nonmember_reference_probs, nonmember_labels, a=a, gamma=gamma,
+                             self_in_population=np.ones(n_non, dtype=bool), **pop)  # fmt: skip
+    return sm, sn, np.arange(n_non)
 
 
 def audit_scores(

@@ -17,13 +17,21 @@ model ``M`` on the second half with the labels released by a label-DP mechanism.
 canaries of the label-inference attack are the target half; the MIA baselines use the
 target half as members and the test set as non-members.
 
-Mechanisms (``algo``): ``lp_1st`` (RRWithPrior, uniform prior = plain RR), ``lp_1st_prior``
-(in-domain prior: a model fitted on ``prior_size`` labelled points of the reference half),
-``lp_1st_ood`` (out-of-domain prior: a model fitted on left-right-flipped, noised images of
-the reference half — image data only), ``lp_2st``, ``alibi``, ``agibi``, ``pate`` (PATE with
-a plain supervised student on ``pate_queries`` public feature vectors of the target half;
-σ calibrated so that the data-independent ε of GNMax equals the requested ε). ε = ∞ means
-the true labels (no noise) for every mechanism.
+Mechanisms (``algo``): ``lp_1st`` (RRWithPrior, uniform prior = plain RR), ``lp_1st_nc``
+(LP-1ST with noise correction: the same RR release, the trained model's predictions mapped
+back through the inverse RR channel, :func:`ppaudit.mechanisms.labeldp.rr_noise_correction`),
+``lp_1st_prior`` (in-domain prior: a model fitted on ``prior_size`` labelled points of the
+reference half), ``lp_1st_ood`` (out-of-domain prior: a model fitted on left-right-flipped,
+noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
+(with ``alibi_prior: iterative`` — the ALIBI authors' default — the soft labels are
+recomputed at the start of every epoch with the model's current predictions as the prior;
+``uniform``: one uniform-prior posterior; AGIBI's σ by ``agibi_calibration: rdp | analytic``),
+``pate`` (PATE on ``pate_queries`` public feature vectors of the target half, σ calibrated so
+that the data-independent ε of GNMax equals the requested ε; the student is PATE-FM's
+FixMatch student, :mod:`ppaudit.mechanisms.fixmatch`, on the MLP datasets when
+``pate_student: fixmatch``, with every target-half feature vector as unlabelled data, and a
+plain supervised student otherwise — CatBoost on the tabular stand-in). ε = ∞ means the
+true labels (no noise) for every mechanism.
 """
 
 from __future__ import annotations
@@ -36,24 +44,26 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "DATASETS",
     "ALGORITHMS",
+    "DATASETS",
     "LabelDPData",
-    "load_labeldp_dataset",
-    "load_adult",
-    "load_rotten_tomatoes",
-    "mlp_fit_predict_soft",
     "catboost_fit_predict_soft",
     "fit_predict_soft",
+    "fit_released",
+    "load_adult",
+    "load_labeldp_dataset",
+    "load_rotten_tomatoes",
+    "log_loss",
+    "mlp_fit_predict_soft",
     "parse_epsilon",
     "pate_sigma_for_epsilon",
+    "pate_student_label",
     "release_labels",
     "train_target_model",
-    "log_loss",
 ]
 
 DATASETS = ("image", "tabular", "text")
-ALGORITHMS = ("lp_1st", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
+ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
 
 
 @dataclass
@@ -69,6 +79,38 @@ class LabelDPData:
     x_test: np.ndarray
     y_test: np.ndarray
     x_ref_ood: np.ndarray | None = None  # out-of-domain view of the reference half (image only)
+    # affine maps (A, b) of the feature space: identity, then the images' flip and pixel shifts
+    # through the PCA projection (image only; the FixMatch augmentations)
+    augment_maps: list | None = None
+
+
+def _pca_augment_maps(pca, scale: float, side: int = 28, shifts=((0, 2), (0, -2), (2, 0), (-2, 0))) -> list:
+    """Affine maps ``f ↦ f A + b`` of PCA features that flip / shift the underlying image.
+
+    A feature is ``f = (x − μ) Cᵀ / s``; its reconstruction ``x̂ = s f C + μ`` is flipped or
+    shifted (zero fill) by the linear pixel map ``S``, and projected back:
+    ``f' = f (S(C) Cᵀ) + (S(μ) − μ) Cᵀ / s``.
+    """
+    comp = pca.components_.reshape(-1, side, side)
+    mu = pca.mean_.reshape(side, side)
+
+    def shift(img, dy, dx):
+        out = np.zeros_like(img)
+        h, w = img.shape[-2:]
+        ys, yd = (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (slice(-dy, h), slice(0, h + dy))
+        xs, xd = (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (slice(-dx, w), slice(0, w + dx))
+        out[..., yd, xd] = img[..., ys, xs]
+        return out
+
+    flat_c = pca.components_
+    ops = [lambda a: a[..., ::-1]] + [lambda a, dy=dy, dx=dx: shift(a, dy, dx) for dy, dx in shifts]
+    d = flat_c.shape[0]
+    maps = [(np.eye(d, dtype=np.float32), np.zeros(d, dtype=np.float32))]
+    for op in ops:
+        a = op(comp).reshape(d, -1) @ flat_c.T
+        b = (op(mu).reshape(-1) - mu.reshape(-1)) @ flat_c.T / scale
+        maps.append((a.astype(np.float32), b.astype(np.float32)))
+    return maps
 
 
 def _site_packages_file(package: str, *parts: str) -> Path:
@@ -153,8 +195,10 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
         mirrored = xtr[ref][..., ::-1]
         x_ood = np.clip(flat(mirrored) + rng.normal(0, 0.15, size=x_ref.shape).astype(np.float32), 0, 1)
         pca = PCA(n_components=int(settings["pca_dim"]), random_state=0).fit(np.concatenate([x_ref, x_tgt]))
-        tr = lambda a: (pca.transform(a) / math.sqrt(pca.explained_variance_[0])).astype(np.float32)  # noqa: E731
-        return LabelDPData(name, 10, tr(x_ref), ytr[ref], tr(x_tgt), ytr[tgt], tr(x_te), yte[te], tr(x_ood))
+        scale = math.sqrt(pca.explained_variance_[0])
+        tr = lambda a: (pca.transform(a) / scale).astype(np.float32)  # noqa: E731
+        maps = _pca_augment_maps(pca, scale, side=int(round(math.sqrt(x_ref.shape[1]))))
+        return LabelDPData(name, 10, tr(x_ref), ytr[ref], tr(x_tgt), ytr[tgt], tr(x_te), yte[te], tr(x_ood), maps)
     if name == "tabular":
         x_all, y_all = load_adult()
         perm = rng.permutation(y_all.size)
@@ -193,11 +237,23 @@ def _soft(y, k: int) -> np.ndarray:
     return out
 
 
-def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int) -> list[np.ndarray]:
+def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
     """Small MLP (one hidden ReLU layer) trained with soft-label cross-entropy (Adam, no regularisation).
 
-    ``model`` keys: ``hidden``, ``epochs``, ``lr``, ``batch_size``. Returns the class
-    probabilities on each array of ``x_predict``.
+    Args:
+        x_train, y_train: features and hard or soft labels.
+        x_predict: arrays to predict.
+        num_classes: C.
+        model: ``hidden``, ``epochs``, ``lr``, ``batch_size``.
+        seed: torch seed.
+        soft_label_fn: ALIBI's iterative Bayesian inference (Malek et al. 2021, §5.2):
+            ``soft_label_fn(model_probs) -> (n, C)`` soft labels, called at the start of
+            every epoch with the current model's probabilities on ``x_train`` (the
+            posterior's prior); ``y_train`` is then ignored. (The authors' code refreshes
+            the prior at every mini-batch; here once per epoch.)
+
+    Returns:
+        The class probabilities on each array of ``x_predict``.
     """
     import torch
 
@@ -210,6 +266,10 @@ def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, mo
     g = torch.Generator().manual_seed(seed)
     bs = int(model["batch_size"])
     for _ in range(int(model["epochs"])):
+        if soft_label_fn is not None:
+            with torch.no_grad():
+                current = torch.softmax(net(x), dim=1).numpy().astype(np.float64)
+            t = torch.as_tensor(np.asarray(soft_label_fn(current), dtype=np.float32))
         perm = torch.randperm(x.shape[0], generator=g)
         for i in range(0, x.shape[0], bs):
             idx = perm[i : i + bs]
@@ -249,11 +309,11 @@ def catboost_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: in
     return out
 
 
-def fit_predict_soft(dataset: str, x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int) -> list[np.ndarray]:
-    """The dataset's model: CatBoost for tabular, the MLP otherwise."""
+def fit_predict_soft(dataset: str, x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
+    """The dataset's model: CatBoost for tabular, the MLP otherwise (``soft_label_fn``: MLP only, see :func:`mlp_fit_predict_soft`)."""
     if dataset == "tabular":
         return catboost_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed)
-    return mlp_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed)
+    return mlp_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed, soft_label_fn=soft_label_fn)
 
 
 def _subset(x, idx):
@@ -270,14 +330,24 @@ def parse_epsilon(text) -> float:
     return math.inf if str(text) in ("inf", "infinity", "∞") else float(text)
 
 
-def pate_sigma_for_epsilon(epsilon: float, num_queries: int, delta: float) -> float:
-    """σ of GNMax such that ``num_queries`` answers cost ε (data-independent RDP α/σ² per query)."""
+def pate_sigma_for_epsilon(epsilon: float, num_queries: int, delta: float, sigma_threshold: float | None = None) -> float:
+    """σ of GNMax such that ``num_queries`` answers cost ε (data-independent RDP α/σ² per query).
+
+    With Confident-GNMax (``sigma_threshold`` = σ₁), every query also pays the threshold
+    check ``α/(2σ₁²)`` (Papernot et al. 2018, data-independent), and σ is chosen as if every
+    query were answered (an upper bound on the cost). Raises ValueError when the checks
+    alone exceed ε.
+    """
     from ..accounting import gnmax_rdp_data_independent, rdp_to_dp
     from ..mechanisms.labeldp import DEFAULT_ORDERS
 
-    def eps_of(s):
-        return float(rdp_to_dp(gnmax_rdp_data_independent(s, DEFAULT_ORDERS) * num_queries, DEFAULT_ORDERS, delta))
+    check = 0.0 if sigma_threshold is None else DEFAULT_ORDERS / (2.0 * float(sigma_threshold) ** 2) * num_queries
 
+    def eps_of(s):
+        return float(rdp_to_dp(gnmax_rdp_data_independent(s, DEFAULT_ORDERS) * num_queries + check, DEFAULT_ORDERS, delta))
+
+    if sigma_threshold is not None and float(rdp_to_dp(check + 1e-12, DEFAULT_ORDERS, delta)) >= epsilon:
+        raise ValueError(f"pate_sigma_threshold={sigma_threshold}: the {num_queries} threshold checks alone cost more than epsilon={epsilon}")
     lo, hi = 1e-3, 1e5
     for _ in range(80):
         mid = math.sqrt(lo * hi)
@@ -307,6 +377,10 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     if algo == "lp_1st":
         rel = L.lp_1st(y, epsilon, k, rng)
         return data.x_target, rel.labels, rel.epsilon, {"mean_k_star": float(np.mean(rel.details["k_star"]))}
+    if algo == "lp_1st_nc":
+        rel = L.lp_1st_noise_correction(y, epsilon, k, rng)
+        e = rel.epsilon
+        return data.x_target, rel.labels, e, {"_correction": lambda probs: L.rr_noise_correction(probs, e, k), "procedure_note": "noise correction"}
     if algo in ("lp_1st_prior", "lp_1st_ood"):
         if algo == "lp_1st_ood":
             if data.x_ref_ood is None:
@@ -323,17 +397,33 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     if algo == "lp_2st":
         rel = L.lp_2st(data.x_target if not hasattr(data.x_target, "iloc") else np.arange(len(y))[:, None], y, epsilon, k, _lp2_fp(data, fp), rng)
         return data.x_target, rel.labels, rel.epsilon, {}
+    iterative = settings.get("alibi_prior", "iterative") == "iterative" and data.name != "tabular"
     if algo == "alibi":
         rel = L.alibi(y, epsilon, k, rng)
-        return data.x_target, rel.soft_labels, rel.epsilon, {}
+        info = {"alibi_prior": "iterative" if iterative else "uniform"}
+        if iterative:
+            noisy = rel.details["noisy"]
+            info["_soft_label_fn"] = lambda probs: L.alibi_posterior(noisy, epsilon, prior=_floor_prior(probs))
+        return data.x_target, rel.soft_labels, rel.epsilon, info
     if algo == "agibi":
-        rel = L.agibi(y, epsilon, k, rng, delta=float(settings["delta"]))
-        return data.x_target, rel.soft_labels, rel.epsilon, {"sigma": float(rel.details.get("sigma", np.nan))}
+        cal = settings.get("agibi_calibration", "rdp")
+        rel = L.agibi(y, epsilon, k, rng, delta=float(settings["delta"]), calibration=cal)
+        sig = float(rel.details.get("sigma", np.nan))
+        info = {"sigma": sig, "agibi_calibration": cal, "alibi_prior": "iterative" if iterative else "uniform"}
+        if iterative:
+            noisy = rel.details["noisy"]
+            info["_soft_label_fn"] = lambda probs: L.agibi_posterior(noisy, sig, prior=_floor_prior(probs))
+        return data.x_target, rel.soft_labels, rel.epsilon, info
     # PATE: teachers on disjoint parts of the target half vote on public feature vectors
     # (features are public under label DP); the student is fitted on the answered ones.
+    # Confident-GNMax (PATE-FM, Malek et al. 2021 App. A Table 3: threshold T, σ₁) when
+    # pate_threshold / pate_sigma_threshold are set; plain GNMax otherwise.
     nq = min(int(settings["pate_queries"]), len(y))
     delta = float(settings["delta"])
-    sigma = 1e-6 if math.isinf(epsilon) else pate_sigma_for_epsilon(epsilon, nq, delta)
+    thr, s1 = settings.get("pate_threshold"), settings.get("pate_sigma_threshold")
+    if (thr is None) != (s1 is None):
+        raise ValueError(f"pate_threshold and pate_sigma_threshold go together, got {thr!r} and {s1!r}")
+    sigma = 1e-6 if math.isinf(epsilon) else pate_sigma_for_epsilon(epsilon, nq, delta, s1)
     q = rng.permutation(len(y))[:nq]
     idx_all = np.arange(len(y))[:, None]
     teacher_model = dict(model, **settings.get("teacher_model", {}))
@@ -341,11 +431,63 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     def teacher_fp(xi, yi, xq):
         return fit_predict_soft(data.name, _subset(data.x_target, xi[:, 0]), yi, [_subset(data.x_target, xq[:, 0])], k, teacher_model, seed)[0]
 
-    rel = L.pate_label_dp(idx_all, y, idx_all[q], k, int(settings["pate_teachers"]), sigma, teacher_fp, rng, delta=delta)
+    if thr is not None and math.isinf(epsilon):
+        thr = s1 = None  # ε = ∞: no noise, every query answered
+    rel = L.pate_label_dp(idx_all, y, idx_all[q], k, int(settings["pate_teachers"]), sigma, teacher_fp, rng, delta=delta,
+                          threshold=None if thr is None else float(thr), sigma_threshold=None if s1 is None else float(s1))  # fmt: skip
     ans = rel.details["answered"]
-    info = {"pate_sigma": sigma, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"]}
+    if not np.any(ans):
+        raise ValueError(f"Confident-GNMax answered no query (pate_threshold={thr}); lower the threshold")
+    info = {"pate_sigma": sigma, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
+            "pate_student": pate_student_label(data.name, settings)}  # fmt: skip
+    if info["pate_student"] == "fixmatch":
+        info["_unlabeled"] = data.x_target  # public features of the target half
     claimed = math.inf if math.isinf(epsilon) else float(rel.details["epsilon_data_independent"])
     return _subset(data.x_target, q[ans]), rel.labels[ans], claimed, info
+
+
+def _floor_prior(probs: np.ndarray) -> np.ndarray:
+    """The model's probabilities as a prior, floored at 1e-6 and renormalised (no −∞ in the log-prior)."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-6, None)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def pate_student_label(dataset: str, settings: dict) -> str:
+    """``"fixmatch"`` (PATE-FM) on the MLP datasets when ``settings["pate_student"] == "fixmatch"`` (default), else ``"plain"``."""
+    return "fixmatch" if settings.get("pate_student", "fixmatch") == "fixmatch" and dataset != "tabular" else "plain"
+
+
+def _fixmatch_augments(data: LabelDPData, fm: dict):
+    from ..mechanisms.fixmatch import affine_maps_augment, feature_noise_augment
+
+    wn, sn, sd = float(fm.get("weak_noise", 0.05)), float(fm.get("strong_noise", 0.3)), float(fm.get("strong_dropout", 0.2))
+    if getattr(data, "augment_maps", None):  # absent from data.pkl files written before it existed
+        # weak: identity or horizontal flip (FixMatch's flip-and-shift, shifts kept for strong)
+        return affine_maps_augment(data.augment_maps[:2], wn), affine_maps_augment(data.augment_maps, sn, sd)
+    return feature_noise_augment(wn), feature_noise_augment(sn, sd)
+
+
+def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
+    """Fit the target model on a release of :func:`release_labels` and predict ``x_predict``.
+
+    Handles the mechanism-specific training: ALIBI/AGIBI's iterative prior (``_soft_label_fn``),
+    PATE-FM's FixMatch student (``_unlabeled``; hyper-parameters ``settings["fixmatch"]``)
+    and LP-1ST's noise correction of the predictions (``_correction``).
+    """
+    k = data.num_classes
+    if "_unlabeled" in info:
+        from ..mechanisms.fixmatch import fixmatch_fit_predict
+
+        fm = dict(settings.get("fixmatch", {}))
+        weak, strong = _fixmatch_augments(data, fm)
+        keys = ("steps", "batch_size", "mu", "threshold", "lambda_u", "lr", "momentum", "weight_decay", "warmup")
+        out = fixmatch_fit_predict(xtr, ytr, info["_unlabeled"], x_predict, k, weak_augment=weak, strong_augment=strong,
+                                   hidden=int(settings["model"]["hidden"]), seed=seed, **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
+    else:
+        out = fit_predict_soft(data.name, xtr, ytr, x_predict, k, settings["model"], seed, soft_label_fn=info.get("_soft_label_fn"))
+    if "_correction" in info:
+        out = [info["_correction"](o) for o in out]
+    return out
 
 
 def _lp2_fp(data, fp):
@@ -370,9 +512,9 @@ def train_target_model(data: LabelDPData, algo: str, epsilon: float, settings: d
     """
     xtr, ytr, claimed, info = release_labels(data, algo, epsilon, settings, rng)
     seed = int(rng.integers(2**31 - 1))
-    target_probs, test_probs = fit_predict_soft(data.name, xtr, ytr, [data.x_target, data.x_test], data.num_classes, settings["model"], seed)
+    target_probs, test_probs = fit_released(data, xtr, ytr, info, [data.x_target, data.x_test], settings, seed)
     return dict(
-        info,
+        {kk: v for kk, v in info.items() if not kk.startswith("_")},
         target_probs=target_probs,
         test_probs=test_probs,
         claimed_epsilon=float(claimed),

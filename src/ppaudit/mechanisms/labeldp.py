@@ -20,20 +20,32 @@ and the (ε, δ) that *its own* analysis claims, so that audits can be set again
   ``p(y = c | o) ∝ prior_c · exp(−‖o − e_c‖₁ / λ)`` (Eqs. (1)–(2)). ε-label-DP.
 * :func:`agibi` — the Gaussian variant (Malek et al. 2021, App. D.2, Eqs. (4)–(5)):
   Gaussian noise σ on the one-hot label and ``p(y = c | o) = softmax(o_c/σ² + log prior_c)``.
-  App. D.2 does not say how σ is set for a claimed ε; we read it as the tightest calibration
-  for one release of a vector with ℓ2-sensitivity √2 (changing a label moves two
-  coordinates by 1): the analytic Gaussian mechanism (Balle & Wang 2018, Thm 8), i.e.
-  ``σ = √2/μ`` with μ the GDP parameter whose (ε, δ) curve passes through the claimed
-  (ε, δ). The labels are noised once, so there is no composition. δ defaults to 1e-5.
+  σ for a claimed (ε, δ) (:func:`agibi_sigma`): ``calibration="rdp"`` (default, what the
+  ALIBI authors do: their ``RandomizedLabelPrivacy`` charges one Gaussian release of
+  ℓ2-sensitivity √2 — noise multiplier σ/√2 — with the RDP accountant over orders
+  1.1, 1.2, …, 99.9; here dp-accounting's ``RdpAccountant``) or ``"analytic"`` (ours: the
+  exact analytic Gaussian mechanism, Balle & Wang 2018, Thm 8, ``σ = √2/μ``, the smallest
+  σ that meets the claim). The labels are noised once, so there is no composition.
+  δ defaults to 1e-5 (their ``LabelPrivacy.delta``).
+* ALIBI's *iterative* Bayesian inference (Malek et al. 2021, §5.2, the authors' default
+  ``post_process="mapwithprior"``): the prior of each posterior is the model's own current
+  prediction. :func:`alibi_posterior` / :func:`agibi_posterior` take that prior; the
+  training loop that refreshes it (every epoch) is
+  :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft` with ``soft_label_fn``.
+* :func:`rr_noise_correction` / :func:`lp_1st_noise_correction` — LP-1ST with noise
+  correction (the "LP-1ST (noise correction)" rows of the observational paper's Tables 2
+  and 5, after Wu et al. 2023): the labels are released by RR(WithPrior) exactly as
+  LP-1ST, and the model's predicted distribution of the *noisy* label is mapped back to
+  the clean label by inverting RR's transition matrix (post-processing, still ε-label-DP).
 * :func:`pate_label_dp` — PATE for label DP (Papernot et al. 2017/2018; Malek et al. 2021,
   §4): teachers fitted on disjoint labelled subsets vote on query points, the votes are
   aggregated by GNMax (optionally Confident-GNMax with a noisy threshold), and the
   privacy cost of the answered queries is the data-dependent RDP of
   :func:`ppaudit.accounting.gnmax_rdp_data_dependent`, converted with
   :func:`ppaudit.accounting.rdp_to_dp`. A student with a pluggable model is fitted on the
-  answered queries. PATE-FM's FixMatch student (semi-supervised, with unlabelled data) is
-  out of scope for this machine: the student here is a plain supervised model on the
-  answered queries.
+  answered queries; PATE-FM's FixMatch student (semi-supervised, with unlabelled data) is
+  :func:`ppaudit.mechanisms.fixmatch.fixmatch_fit_predict`, wired in by
+  :func:`ppaudit.experiments.labeldp_data.fit_released`.
 
 The ``fit_predict_proba`` callables have the signature
 ``fit_predict_proba(X_train, y_train, X_predict) -> (len(X_predict), num_classes)`` array of
@@ -49,27 +61,37 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import log_softmax
 
-from .._validation import as_distribution, check_positive_int, check_probability, check_sigma
+from .._validation import (
+    as_distribution,
+    check_positive_int,
+    check_probability,
+    check_sigma,
+)
 from ..accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent, rdp_to_dp
 from ..attacks.one_run import gdp_mu
 
 __all__ = [
+    "AGIBI_CALIBRATIONS",
+    "AGIBI_RDP_ORDERS",
+    "DEFAULT_ORDERS",
     "FitPredictProba",
     "LabelRelease",
-    "DEFAULT_ORDERS",
-    "rr_keep_probability",
-    "randomized_response",
-    "rr_with_prior",
-    "lp_1st",
-    "lp_2st",
-    "alibi_posterior",
-    "alibi",
-    "agibi_sigma",
-    "agibi_posterior",
     "agibi",
+    "agibi_posterior",
+    "agibi_sigma",
+    "alibi",
+    "alibi_posterior",
     "gnmax_aggregate",
-    "pate_label_dp",
     "logistic_regression_fit_predict_proba",
+    "lp_1st",
+    "lp_1st_noise_correction",
+    "lp_2st",
+    "pate_label_dp",
+    "randomized_response",
+    "rr_keep_probability",
+    "rr_noise_correction",
+    "rr_transition_matrix",
+    "rr_with_prior",
 ]
 
 FitPredictProba = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -264,6 +286,82 @@ def lp_1st(labels, epsilon, num_classes, rng: np.random.Generator, prior=None) -
     return LabelRelease("lp_1st", e, 0.0, noisy, details={"k_star": kstar})
 
 
+def rr_transition_matrix(epsilon, num_classes) -> np.ndarray:
+    """``T[y, ỹ] = Pr[RR outputs ỹ | label y]`` of k-ary RR: ``q`` on the diagonal, ``(1 − q)/(k − 1)`` elsewhere.
+
+    Args:
+        epsilon: ε > 0 (``q = e^ε/(e^ε + k − 1)``).
+        num_classes: k ≥ 2.
+
+    Returns:
+        ``(k, k)`` row-stochastic matrix.
+    """
+    k = _check_num_classes(num_classes)
+    q = rr_keep_probability(epsilon, k)
+    t = np.full((k, k), (1.0 - q) / (k - 1))
+    np.fill_diagonal(t, q)
+    return t
+
+
+def rr_noise_correction(noisy_label_probs, epsilon, num_classes) -> np.ndarray:
+    """Map a model's distribution of the RR-noised label back to the clean label (noise correction).
+
+    A model fitted on k-ary RR labels estimates ``p̃(x) = Tᵀ p(x)`` (``T`` of
+    :func:`rr_transition_matrix`): ``p̃_c = q p_c + (1 − q)/(k − 1) (1 − p_c)``. Inverting,
+    ``p_c = (p̃_c − r) / (q − r)`` with ``r = (1 − q)/(k − 1)``; the result is clipped at a
+    floor of 1e-6 and renormalised (the inverse leaves the simplex where the estimate is
+    noisier than RR allows). This is the "noise correction" of LP-1ST in the observational
+    paper's Tables 2 and 5 (its reference: Wu et al. 2023, Criteo); we read it as this
+    inverse of the known RR channel (the paper gives no formula). Post-processing of an
+    ε-label-DP model, so the corrected model keeps the guarantee.
+
+    Args:
+        noisy_label_probs: ``(n, k)`` predicted probabilities of the noisy label.
+        epsilon: the ε of the RR release (``inf``: returned unchanged).
+        num_classes: k.
+
+    Returns:
+        ``(n, k)`` corrected class probabilities.
+
+    Raises:
+        ValueError: on a bad shape, ε ≤ 0 or k < 2.
+    """
+    k = _check_num_classes(num_classes)
+    e = _check_epsilon(epsilon)
+    p = np.asarray(noisy_label_probs, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != k:
+        raise ValueError(f"noisy_label_probs must have shape (n, {k}), got {p.shape}")
+    if math.isinf(e):
+        return p.copy()
+    q = rr_keep_probability(e, k)
+    r = (1.0 - q) / (k - 1)
+    out = np.clip((p - r) / (q - r), 1e-6, None)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def lp_1st_noise_correction(labels, epsilon, num_classes, rng: np.random.Generator) -> LabelRelease:
+    """LP-1ST (noise correction): the LP-1ST release with a uniform prior (= k-ary RR), plus the correction map.
+
+    The release is exactly :func:`lp_1st` with ``prior=None`` (RRWithPrior with the uniform
+    prior is k-ary RR, ``k* = k``), so the labels are ε-label-DP; ``details`` carries the
+    transition matrix that :func:`rr_noise_correction` inverts on the trained model's
+    predictions.
+
+    Args:
+        labels: true labels ``(n,)``.
+        epsilon: ε > 0.
+        num_classes: k.
+        rng: numpy Generator.
+
+    Returns:
+        :class:`LabelRelease` (``mechanism="lp_1st_nc"``, ``details = {"k_star", "transition"}``).
+    """
+    rel = lp_1st(labels, epsilon, num_classes, rng)
+    k = _check_num_classes(num_classes)
+    trans = rr_transition_matrix(rel.epsilon, k) if math.isfinite(rel.epsilon) else np.eye(k)
+    return LabelRelease("lp_1st_nc", rel.epsilon, 0.0, rel.labels, details={"k_star": rel.details["k_star"], "transition": trans})
+
+
 def lp_2st(
     features,
     labels,
@@ -401,25 +499,73 @@ def alibi(labels, epsilon, num_classes, rng: np.random.Generator, prior=None) ->
     return LabelRelease("alibi", e, 0.0, np.argmax(soft, axis=1), soft, {"noisy": o, "scale": scale})
 
 
-def agibi_sigma(epsilon, delta: float = 1e-5) -> float:
-    """σ of AGIBI for a claimed (ε, δ): ``σ = √2 / μ(ε, δ)`` (analytic Gaussian mechanism).
+#: σ calibrations of AGIBI: the ALIBI authors' RDP accountant, or the analytic Gaussian mechanism.
+AGIBI_CALIBRATIONS = ("rdp", "analytic")
 
-    The one-hot label has ℓ2-sensitivity √2; the Gaussian mechanism with noise σ is exactly
-    ``(√2/σ)``-GDP, whose (ε, δ) curve is :func:`ppaudit.attacks.one_run.gdp_delta`
-    (Balle & Wang 2018, Thm 8; Dong et al. 2020, Cor. 2.13).
+#: The RDP orders of the ALIBI authors' ``RandomizedLabelPrivacy`` (1.1, 1.2, …, 99.9).
+AGIBI_RDP_ORDERS = tuple(i / 10.0 for i in range(11, 1000))
+
+
+def _agibi_rdp_epsilon(sigma: float, delta: float) -> float:
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    acc = RdpAccountant(list(AGIBI_RDP_ORDERS))
+    acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier=sigma / math.sqrt(2.0)))
+    return float(acc.get_epsilon(delta))
+
+
+def agibi_sigma(epsilon, delta: float = 1e-5, calibration: str = "rdp") -> float:
+    """σ of AGIBI for a claimed (ε, δ) (Malek et al. 2021, App. D.2).
+
+    The one-hot label has ℓ2-sensitivity √2, so one release ``e_y + N(0, σ²I)`` is a
+    Gaussian mechanism with noise multiplier ``σ/√2``.
+
+    * ``"rdp"`` (the ALIBI authors' procedure, ``lib/alibi.py::RandomizedLabelPrivacy``):
+      the smallest σ whose RDP curve ``α/σ²`` over the orders :data:`AGIBI_RDP_ORDERS`,
+      converted by dp-accounting's ``RdpAccountant.get_epsilon`` (the improved conversion
+      of Canonne, Kamath & Steinke 2020; the authors' opacus used the classic
+      ``ε_α + log(1/δ)/(α − 1)``, which gives a slightly larger σ), is ≤ ε. Solved by
+      bisection on σ to relative precision 1e-10.
+    * ``"analytic"`` (ours): ``σ = √2 / μ(ε, δ)``, μ the GDP parameter whose (ε, δ) curve
+      passes through the claim — the exact privacy profile of the Gaussian mechanism
+      (Balle & Wang 2018, Thm 8; Dong et al. 2020, Cor. 2.13), hence the smallest valid σ.
 
     Args:
         epsilon: ε > 0 (``inf`` gives σ = 0).
         delta: δ in (0, 1).
+        calibration: ``"rdp"`` or ``"analytic"``.
 
     Returns:
         σ ≥ 0.
+
+    Raises:
+        ValueError: on ε ≤ 0, δ outside (0, 1) or an unknown calibration.
     """
     e = _check_epsilon(epsilon)
     d = check_probability(delta, "delta")
+    if calibration not in AGIBI_CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {AGIBI_CALIBRATIONS}, got {calibration!r}")
     if math.isinf(e):
         return 0.0
-    return math.sqrt(2.0) / float(gdp_mu(e, d))
+    if calibration == "analytic":
+        return math.sqrt(2.0) / float(gdp_mu(e, d))
+    lo, hi = 0.5, 1.0
+    while _agibi_rdp_epsilon(lo, d) <= e:
+        lo, hi = lo / 2.0, lo
+        if lo < 1e-8:
+            return hi
+    while _agibi_rdp_epsilon(hi, d) > e:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e8:
+            raise ValueError(f"no σ ≤ 1e8 reaches epsilon={epsilon} at delta={delta}")
+    while hi - lo > 1e-10 * hi:
+        mid = 0.5 * (lo + hi)
+        if _agibi_rdp_epsilon(mid, d) > e:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def agibi_posterior(noisy, sigma, prior=None) -> np.ndarray:
@@ -441,11 +587,11 @@ def agibi_posterior(noisy, sigma, prior=None) -> np.ndarray:
     return np.exp(log_softmax(logits, axis=1))
 
 
-def agibi(labels, epsilon, num_classes, rng: np.random.Generator, delta: float = 1e-5, prior=None) -> LabelRelease:
+def agibi(labels, epsilon, num_classes, rng: np.random.Generator, delta: float = 1e-5, prior=None, calibration: str = "rdp") -> LabelRelease:
     """AGIBI: additive Gaussian noise + Bayesian inference (Malek et al. 2021, App. D.2).
 
-    ``o = e_y + N(0, σ²)^C`` with ``σ = agibi_sigma(ε, δ)``, then :func:`agibi_posterior`.
-    Claimed guarantee: (ε, δ)-label-DP.
+    ``o = e_y + N(0, σ²)^C`` with ``σ = agibi_sigma(ε, δ, calibration)``, then
+    :func:`agibi_posterior`. Claimed guarantee: (ε, δ)-label-DP.
 
     Args:
         labels: true labels ``(n,)``.
@@ -454,9 +600,11 @@ def agibi(labels, epsilon, num_classes, rng: np.random.Generator, delta: float =
         rng: numpy Generator.
         delta: δ of the claim (default 1e-5; App. D.2 does not state it).
         prior: prior of the post-processing (``None`` = uniform).
+        calibration: ``"rdp"`` (the authors' accountant, default) or ``"analytic"``.
 
     Returns:
-        :class:`LabelRelease` with ``soft_labels``, ``details["noisy"]``, ``details["sigma"]``.
+        :class:`LabelRelease` with ``soft_labels``, ``details["noisy"]``, ``details["sigma"]``,
+        ``details["calibration"]``.
     """
     k = _check_num_classes(num_classes)
     y = _check_labels(labels, k)
@@ -465,11 +613,11 @@ def agibi(labels, epsilon, num_classes, rng: np.random.Generator, delta: float =
     gen = _check_rng(rng)
     onehot = _one_hot(y, k)
     if math.isinf(e):
-        return LabelRelease("agibi", e, d, y.copy(), onehot, {"noisy": onehot.copy(), "sigma": 0.0})
-    sigma = agibi_sigma(e, d)
+        return LabelRelease("agibi", e, d, y.copy(), onehot, {"noisy": onehot.copy(), "sigma": 0.0, "calibration": calibration})
+    sigma = agibi_sigma(e, d, calibration)
     o = onehot + gen.normal(0.0, sigma, size=onehot.shape)
     soft = agibi_posterior(o, sigma, prior)
-    return LabelRelease("agibi", e, d, np.argmax(soft, axis=1), soft, {"noisy": o, "sigma": sigma})
+    return LabelRelease("agibi", e, d, np.argmax(soft, axis=1), soft, {"noisy": o, "sigma": sigma, "calibration": calibration})
 
 
 # --------------------------------------------------------------------------------------
@@ -541,7 +689,8 @@ def pate_label_dp(
        smooth-sensitivity release step.
     5. If ``student_fit_predict_proba`` is given, fit it on the answered queries and their
        noisy labels and predict ``predict_features`` (default: the queries). This is the
-       plain supervised PATE student; PATE-FM's FixMatch student is out of scope here.
+       plain supervised PATE student (PATE-FM's FixMatch student needs the unlabelled
+       data too: :mod:`ppaudit.mechanisms.fixmatch`).
 
     Args:
         features: ``(n, d)`` labelled features (the private labels' examples).

@@ -1,0 +1,218 @@
+"""ALIBI's iterative prior, AGIBI's σ calibrations, LP-1ST noise correction, FixMatch (Malek et al. 2021; observational paper §6)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.stats import binomtest, laplace, norm
+
+from ppaudit.experiments.labeldp_data import mlp_fit_predict_soft
+from ppaudit.mechanisms.fixmatch import (
+    affine_maps_augment,
+    feature_noise_augment,
+    fixmatch_fit_predict,
+)
+from ppaudit.mechanisms.labeldp import (
+    agibi_posterior,
+    agibi_sigma,
+    alibi,
+    alibi_posterior,
+    lp_1st_noise_correction,
+    rr_keep_probability,
+    rr_noise_correction,
+    rr_transition_matrix,
+)
+
+
+def _brute_force_posterior(noisy, prior, density):
+    """p(y = c | o) ∝ prior_c · Π_j density(o_j − [j = c]), by explicit products."""
+    n, k = noisy.shape
+    out = np.zeros((n, k))
+    for i in range(n):
+        for c in range(k):
+            e = np.zeros(k)
+            e[c] = 1.0
+            out[i, c] = prior[i, c] * np.prod(density(noisy[i] - e))
+        out[i] /= out[i].sum()
+    return out
+
+
+def test_alibi_iterative_step_is_bayes_with_the_model_prior():
+    rng = np.random.default_rng(0)
+    eps, k, n = 2.0, 5, 40
+    rel = alibi(rng.integers(0, k, n), eps, k, rng)
+    model_probs = rng.dirichlet(
+        np.ones(k), size=n
+    )  # the model's current prediction = the prior
+    lam = 2.0 / eps
+    ref = _brute_force_posterior(
+        rel.details["noisy"], model_probs, lambda v: laplace.pdf(v, scale=lam)
+    )
+    assert_allclose(
+        alibi_posterior(rel.details["noisy"], eps, prior=model_probs), ref, rtol=1e-10
+    )
+    # the prior matters: the uniform-prior posterior differs
+    assert not np.allclose(alibi_posterior(rel.details["noisy"], eps), ref, atol=1e-3)
+
+
+def test_agibi_iterative_step_is_bayes_with_the_model_prior():
+    rng = np.random.default_rng(1)
+    sigma, k, n = 0.9, 4, 30
+    noisy = np.eye(k)[rng.integers(0, k, n)] + rng.normal(0, sigma, (n, k))
+    prior = rng.dirichlet(np.ones(k), size=n)
+    ref = _brute_force_posterior(noisy, prior, lambda v: norm.pdf(v, scale=sigma))
+    assert_allclose(agibi_posterior(noisy, sigma, prior=prior), ref, rtol=1e-10)
+
+
+def test_training_loop_refreshes_the_prior_with_the_current_model_every_epoch():
+    # lr = 0: the network never moves, so the prior handed to soft_label_fn at every epoch
+    # must equal the model's predictions on the training points.
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(60, 5)).astype(np.float32)
+    seen = []
+
+    def soft_label_fn(probs):
+        seen.append(probs.copy())
+        return np.full_like(probs, 1.0 / probs.shape[1])
+
+    (pred,) = mlp_fit_predict_soft(
+        x,
+        np.zeros(60, int),
+        [x],
+        3,
+        {"hidden": 8, "epochs": 4, "lr": 0.0, "batch_size": 16},
+        0,
+        soft_label_fn=soft_label_fn,
+    )
+    assert len(seen) == 4
+    for p in seen:
+        assert_allclose(p, pred, rtol=1e-5)
+    # with learning, the prior changes between epochs (it is refreshed, not computed once)
+    seen.clear()
+    y = (x[:, 0] > 0).astype(int)
+    mlp_fit_predict_soft(x, y, [x], 3, {"hidden": 8, "epochs": 3, "lr": 0.05, "batch_size": 16}, 0,
+                         soft_label_fn=lambda p: (seen.append(p.copy()), np.eye(3)[y])[1])  # fmt: skip
+    assert np.abs(seen[0] - seen[-1]).max() > 1e-3
+
+
+@pytest.mark.parametrize(
+    "eps,delta", [(1.0, 1e-5), (3.7, 1e-5), (19.0, 1e-5), (2.0, 1e-6)]
+)
+def test_agibi_sigma_rdp_meets_the_claim_and_is_above_the_analytic_sigma(eps, delta):
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    s_rdp = agibi_sigma(eps, delta, "rdp")
+    s_an = agibi_sigma(eps, delta, "analytic")
+    orders = [i / 10 for i in range(11, 1000)]
+
+    def rdp_eps(s):
+        a = RdpAccountant(orders)
+        a.compose(dp_accounting.GaussianDpEvent(s / math.sqrt(2)))
+        return a.get_epsilon(delta)
+
+    assert rdp_eps(s_rdp) <= eps * (1 + 1e-9)
+    assert rdp_eps(s_rdp * (1 - 1e-6)) > eps  # the smallest such σ
+    # classic conversion of the same curve (the authors' opacus), closed form over the orders
+    a = np.array(orders)
+    classic = np.min(a / s_rdp**2 + np.log(1 / delta) / (a - 1))
+    assert classic >= eps - 1e-9
+    assert s_an < s_rdp  # the exact profile needs less noise than RDP
+    with pytest.raises(ValueError, match="calibration"):
+        agibi_sigma(eps, delta, "moments")
+
+
+def test_noise_correction_inverts_the_rr_channel():
+    rng = np.random.default_rng(3)
+    for k, eps in ((2, 1.0), (5, 2.0)):
+        t = rr_transition_matrix(eps, k)
+        assert_allclose(t.sum(axis=1), 1.0)
+        assert t[0, 0] == pytest.approx(rr_keep_probability(eps, k))
+        p = rng.dirichlet(np.ones(k) * 3, size=50)
+        assert_allclose(rr_noise_correction(p @ t, eps, k), p, rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="noisy_label_probs"):
+        rr_noise_correction(np.ones((3, 4)) / 4, 1.0, 3)
+
+
+def test_lp_1st_noise_correction_release():
+    # The release is k-ary RR: keep-rate q (binomial test), flips uniform; the correction of the
+    # empirical noisy-label frequencies recovers the true class frequencies.
+    rng = np.random.default_rng(4)
+    k, eps, n = 3, 1.0, 60_000
+    y = rng.choice(k, size=n, p=[0.6, 0.3, 0.1])
+    rel = lp_1st_noise_correction(y, eps, k, rng)
+    assert rel.mechanism == "lp_1st_nc" and rel.epsilon == eps and rel.delta == 0.0
+    q = rr_keep_probability(eps, k)
+    kept = int(np.sum(rel.labels == y))
+    assert binomtest(kept, n, q).pvalue > 1e-3
+    assert_allclose(rel.details["transition"], rr_transition_matrix(eps, k))
+    freq = np.bincount(rel.labels, minlength=k) / n
+    corrected = rr_noise_correction(freq[None, :], eps, k)[0]
+    assert_allclose(corrected, [0.6, 0.3, 0.1], atol=0.015)
+    assert not np.allclose(freq, [0.6, 0.3, 0.1], atol=0.05)  # uncorrected it is off
+
+
+def test_fixmatch_student_learns_uses_pseudo_labels_and_is_seeded():
+    rng = np.random.default_rng(5)
+    centers = rng.normal(0, 3, (3, 6))
+    yu = rng.integers(0, 3, 900)
+    xu = (centers[yu] + rng.normal(0, 1, (900, 6))).astype(np.float32)
+    lab = rng.choice(900, 30, replace=False)
+    kw = dict(
+        weak_augment=feature_noise_augment(0.05),
+        strong_augment=feature_noise_augment(0.3, 0.2),
+        hidden=16,
+        steps=150,
+        batch_size=16,
+        mu=3,
+        seed=7,
+    )
+    (p1,), hist = fixmatch_fit_predict(
+        xu[lab], yu[lab], xu, [xu], 3, return_history=True, **kw
+    )
+    (p2,) = fixmatch_fit_predict(xu[lab], yu[lab], xu, [xu], 3, **kw)
+    assert_allclose(p1, p2)  # same seed, same result
+    assert np.mean(p1.argmax(1) == yu) > 0.9
+    assert max(hist["mask_rate"]) > 0.1  # confident pseudo-labels were used
+    with pytest.raises(ValueError, match="y_labeled"):
+        fixmatch_fit_predict(xu[:5], np.array([0, 1, 2, 3, 0]), xu, [xu], 3, **kw)
+
+
+def test_affine_maps_augment_identity_and_flip():
+    import torch
+
+    d = 4
+    flip = np.eye(d)[::-1].astype(np.float32)
+    aug = affine_maps_augment([(flip, np.ones(d, np.float32))])
+    x = torch.arange(8, dtype=torch.float32).reshape(2, 4)
+    out = aug(x, torch.Generator().manual_seed(0)).numpy()
+    assert_allclose(out, x.numpy()[:, ::-1] + 1)
+    with pytest.raises(ValueError, match="maps"):
+        affine_maps_augment([])
+
+
+def test_pca_augment_maps_flip_and_shift_the_images():
+    # Full-rank PCA of 4x4 images: the affine maps in feature space must equal projecting the
+    # flipped / shifted images (reconstruction is exact at full rank).
+    from sklearn.decomposition import PCA
+
+    from ppaudit.experiments.labeldp_data import _pca_augment_maps
+
+    rng = np.random.default_rng(6)
+    imgs = rng.random((200, 4, 4))
+    flat = imgs.reshape(200, -1)
+    pca = PCA(n_components=16).fit(flat)
+    scale = 2.0
+    feats = pca.transform(flat) / scale
+    maps = _pca_augment_maps(pca, scale, side=4, shifts=((0, 1),))
+    assert len(maps) == 3
+    identity, flip, shift = maps
+    assert_allclose(feats @ identity[0] + identity[1], feats, atol=1e-6)
+    flipped = pca.transform(imgs[..., ::-1].reshape(200, -1)) / scale
+    assert_allclose(feats @ flip[0] + flip[1], flipped, atol=1e-4)
+    shifted_imgs = np.zeros_like(imgs)
+    shifted_imgs[..., 1:] = imgs[..., :-1]
+    assert_allclose(feats @ shift[0] + shift[1], pca.transform(shifted_imgs.reshape(200, -1)) / scale, atol=1e-4)
