@@ -119,6 +119,12 @@ class AnswerGrammar:
                 return -1
         return self.leaf_label.get(node, -1)
 
+    @property
+    def labels_split_at_first_branch(self) -> bool:
+        """Every label has its own token at the first branching node, so the first-branch
+        scores are a full score vector over the labels (single-digit labels: always)."""
+        return len(set(self._label_first_child.tolist())) == len(self.labels)
+
     def first_branch_scores(self, logits_at_branch: np.ndarray) -> np.ndarray:
         """Per label, the logit of its token at the first branching node."""
         return logits_at_branch[..., self._label_first_child]
