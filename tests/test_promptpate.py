@@ -18,8 +18,17 @@ import pytest
 from ppaudit.accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent, rdp_to_dp
 from ppaudit.divergence import exact_rdp
 from ppaudit.models.llm import get_template, teacher_prompt
-from ppaudit.mechanisms.promptpate import (
+from ppaudit.adversaries.promptpate import (
     POIS_NATQ_VARIANTS,
+    confident_query,
+    most_voted_other_label,
+    nat_advq_prompts,
+    pois_advq_prompts,
+    pois_natq_prompts,
+    unconfident_query,
+    wrong_label_mapping,
+)
+from ppaudit.mechanisms.promptpate import (
     PromptPateSetup,
     PromptPateVotes,
     TextClassificationData,
@@ -27,19 +36,12 @@ from ppaudit.mechanisms.promptpate import (
     audit_pair,
     audit_votes,
     collect_votes,
-    confident_query,
     load_rotten_tomatoes,
-    most_voted_other_label,
-    nat_advq_prompts,
     natq_neighbour,
-    pois_advq_prompts,
-    pois_natq_prompts,
     sample_setup,
     swap_vote,
     teacher_accuracy,
-    unconfident_query,
     vote_histograms,
-    wrong_label_mapping,
 )
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0, 32.0])

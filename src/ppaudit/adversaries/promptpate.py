@@ -8,6 +8,18 @@ import numpy as np
 
 from ..models.llm import Prompt, all_same_prompt, teacher_prompt
 
+__all__ = [
+    "ADVERSARIES",
+    "POIS_NATQ_VARIANTS",
+    "most_voted_other_label",
+    "confident_query",
+    "unconfident_query",
+    "wrong_label_mapping",
+    "nat_advq_prompts",
+    "pois_advq_prompts",
+    "pois_natq_prompts",
+]
+
 if TYPE_CHECKING:  # runtime import would be circular (the mechanism imports its adversaries)
     from ..mechanisms.promptpate.setup import PromptPateSetup
 

@@ -70,54 +70,9 @@ Modules: :mod:`.neighbors` (distances, faiss, ranks), :mod:`.inclusion` (ν, λ,
 distributions, E(x)), :mod:`.vote_model` (the vote model and its output laws).
 """
 
-from .inclusion import (
-    expected_inclusions_points,
-    expected_inclusions_train,
-    inclusion_probability,
-    log_inclusion_probability,
-    log_last_probability,
-    num_neighbors_needed,
-    short_subsample_probability,
-    simulate_vote_distributions,
-    vote_distributions,
-)
-from .neighbors import (
-    Neighbors,
-    build_index,
-    duplicate_ranks,
-    nearest_neighbors,
-    point_ranks,
-    squared_distances,
-    training_ranks,
-)
-from .vote_model import (
-    KnnEnumeration,
-    KnnVoteModel,
-    enumerate_knn_output_distributions,
-    knn_output_distributions,
-    support_estimate,
-)
+from .inclusion import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .neighbors import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .vote_model import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import inclusion, neighbors, vote_model
 
-__all__ = [
-    "squared_distances",
-    "build_index",
-    "Neighbors",
-    "nearest_neighbors",
-    "training_ranks",
-    "point_ranks",
-    "duplicate_ranks",
-    "log_inclusion_probability",
-    "inclusion_probability",
-    "log_last_probability",
-    "short_subsample_probability",
-    "num_neighbors_needed",
-    "vote_distributions",
-    "simulate_vote_distributions",
-    "expected_inclusions_train",
-    "expected_inclusions_points",
-    "KnnVoteModel",
-    "knn_output_distributions",
-    "KnnEnumeration",
-    "support_estimate",
-    "enumerate_knn_output_distributions",
-]
+__all__ = [*neighbors.__all__, *inclusion.__all__, *vote_model.__all__]

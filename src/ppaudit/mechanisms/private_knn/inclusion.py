@@ -10,6 +10,18 @@ from scipy.stats import binom
 from ..._validation import check_positive_int, check_probability
 from .neighbors import Neighbors, _as_features, _as_labels, _as_ranks, _tie_tolerance, squared_distances
 
+__all__ = [
+    "log_inclusion_probability",
+    "inclusion_probability",
+    "log_last_probability",
+    "short_subsample_probability",
+    "num_neighbors_needed",
+    "vote_distributions",
+    "simulate_vote_distributions",
+    "expected_inclusions_train",
+    "expected_inclusions_points",
+]
+
 #: Below ``exp(LOGCDF_FLOOR)`` scipy's ``binom.logcdf`` (= log of the cdf) loses precision.
 LOGCDF_FLOOR = -600.0
 

@@ -8,6 +8,16 @@ import numpy as np
 
 from ..._validation import check_positive_int
 
+__all__ = [
+    "squared_distances",
+    "build_index",
+    "Neighbors",
+    "nearest_neighbors",
+    "training_ranks",
+    "point_ranks",
+    "duplicate_ranks",
+]
+
 # ----------------------------------------------------------------------------- checks
 
 

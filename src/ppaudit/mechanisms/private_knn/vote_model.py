@@ -14,6 +14,14 @@ from ...vote_models import QUADRATURE_ABS_ERROR, OutputEstimate
 from ...vote_models.enumeration import _enumerate_multinomial, _TooLarge
 from ...vote_models.estimate import _StreamingOutputMoments
 
+__all__ = [
+    "KnnVoteModel",
+    "knn_output_distributions",
+    "KnnEnumeration",
+    "support_estimate",
+    "enumerate_knn_output_distributions",
+]
+
 # ----------------------------------------------------------------------------- model
 
 

@@ -71,62 +71,10 @@ Modules: :mod:`.setup` (data, teacher examples, queries), :mod:`.votes` (the LLM
 prompts live in :mod:`ppaudit.adversaries.promptpate`.
 """
 
-from ...adversaries.promptpate import (
-    ADVERSARIES,
-    POIS_NATQ_VARIANTS,
-    confident_query,
-    most_voted_other_label,
-    nat_advq_prompts,
-    pois_advq_prompts,
-    pois_natq_prompts,
-    unconfident_query,
-    wrong_label_mapping,
-)
-from .audit import (
-    audit_pair,
-    audit_votes,
-)
-from .neighbours import (
-    advq_neighbour,
-    natq_neighbour,
-    swap_vote,
-)
-from .setup import (
-    PromptPateSetup,
-    TextClassificationData,
-    load_rotten_tomatoes,
-    sample_setup,
-    teacher_grid_prompts,
-    vote_histograms,
-)
-from .votes import (
-    PromptPateVotes,
-    collect_votes,
-    teacher_accuracy,
-)
+from .audit import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .neighbours import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .setup import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .votes import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import audit, neighbours, setup, votes
 
-__all__ = [
-    "ADVERSARIES",
-    "POIS_NATQ_VARIANTS",
-    "TextClassificationData",
-    "load_rotten_tomatoes",
-    "PromptPateSetup",
-    "sample_setup",
-    "teacher_grid_prompts",
-    "vote_histograms",
-    "most_voted_other_label",
-    "confident_query",
-    "unconfident_query",
-    "wrong_label_mapping",
-    "nat_advq_prompts",
-    "pois_advq_prompts",
-    "pois_natq_prompts",
-    "PromptPateVotes",
-    "collect_votes",
-    "swap_vote",
-    "advq_neighbour",
-    "natq_neighbour",
-    "audit_pair",
-    "audit_votes",
-    "teacher_accuracy",
-]
+__all__ = [*setup.__all__, *votes.__all__, *neighbours.__all__, *audit.__all__]

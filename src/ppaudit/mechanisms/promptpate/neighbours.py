@@ -8,6 +8,12 @@ from ..._validation import as_orders, check_positive_int, check_sigma
 from ...accounting import rdp_to_dp
 from ...divergence import exact_rdp
 
+__all__ = [
+    "swap_vote",
+    "advq_neighbour",
+    "natq_neighbour",
+]
+
 # ---------------------------------------------------------------------------------------
 # Neighbouring histograms
 # ---------------------------------------------------------------------------------------

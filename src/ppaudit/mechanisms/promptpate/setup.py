@@ -14,6 +14,15 @@ import numpy as np
 from ..._validation import check_positive_int
 from ...models.llm import Prompt, TaskTemplate, normalize_text, teacher_prompt
 
+__all__ = [
+    "TextClassificationData",
+    "load_rotten_tomatoes",
+    "PromptPateSetup",
+    "sample_setup",
+    "teacher_grid_prompts",
+    "vote_histograms",
+]
+
 # ---------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------

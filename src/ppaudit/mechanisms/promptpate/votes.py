@@ -24,6 +24,12 @@ from ...adversaries.promptpate import (
 from ...models.llm import Prompt
 from .setup import PromptPateSetup, teacher_grid_prompts, vote_histograms
 
+__all__ = [
+    "PromptPateVotes",
+    "collect_votes",
+    "teacher_accuracy",
+]
+
 # ---------------------------------------------------------------------------------------
 #: A teacher: prompts → labels (``(n,)`` ints), e.g. :class:`ppaudit.models.llm.PromptTeacher`.
 Teacher = Callable[[Sequence[Prompt]], np.ndarray]

@@ -26,21 +26,21 @@ Temperature 0 and the valid answers
 Sampling at temperature 0 is greedy decoding: at every step the token with the largest
 logit. Labels are the digit strings ``"0" … "C-1"`` (App. D.2: "Your output should only be
 a number from 0,1,2,3"), and the one-shot example shows the answer format
-``"Answer: 1\\n"``. The valid answers are therefore the token sequences of
-``" " + label + "\\n"`` after the prompt's final ``"Answer:"``. We decode greedily
+``"Answer: 1\n"``. The valid answers are therefore the token sequences of
+``" " + label + "\n"`` after the prompt's final ``"Answer:"``. We decode greedily
 *restricted to the valid answers*: at each step only tokens that continue some valid answer
 are allowed (a token trie), and among them the one with the largest logit is taken. This is
 exactly what ``model.generate(do_sample=False)`` with a ``prefix_allowed_tokens_fn``
 logits processor built from the same trie produces (tested in ``tests/test_llm.py``):
 
 * a step with a single allowed token (e.g. the space ``"▁"`` that Gemma emits before a
-  digit, or the ``"\\n"`` that ends a label) is forced and does not change the answer;
+  digit, or the ``"\n"`` that ends a label) is forced and does not change the answer;
 * a step with several allowed tokens is a decision. When every label is one digit (SST-2,
   Rotten Tomatoes, AG News, TREC) there is exactly one decision and the prediction is
   *the label whose answer token the model scores highest after the prompt*. With
   DBpedia's 14 labels and a tokenizer that splits digits (Gemma, Mistral), ``"1"`` is
-  followed by a second decision between ``"\\n"`` (label 1) and ``"0"``–``"3"``
-  (labels 10–13), as greedy decoding would make it. The terminating ``"\\n"`` keeps the
+  followed by a second decision between ``"\n"`` (label 1) and ``"0"``–``"3"``
+  (labels 10–13), as greedy decoding would make it. The terminating ``"\n"`` keeps the
   answers prefix-free, so "1" and "13" are distinguishable.
 
 Ties are broken towards the smaller token id, as ``argmax`` in ``generate`` does.
@@ -50,7 +50,7 @@ would rather start a sentence) is mapped by the restriction to the allowed token
 highest. That is the usual reading of "the model's answer" for a classifier built from an
 LM, but it is a choice: we record for every prompt whether the unrestricted greedy token
 left the grammar at a step we evaluate (``off_grammar``), and report the rate. The steps
-evaluated are every step up to the last decision (the ``"\\n"`` after the final digit is
+evaluated are every step up to the last decision (the ``"\n"`` after the final digit is
 not evaluated: the label is already fixed there), so the flag is conservative at a
 DBpedia ``"1"``: there any non-digit token would end the label as well.
 
@@ -75,68 +75,11 @@ Modules: :mod:`.templates` (App. D.2 prompts), :mod:`.grammar` (label token sequ
 callable), :mod:`.loading` (GGUF assembly/conversion, model loading).
 """
 
-from .cache import (
-    PredictionCache,
-)
-from .grammar import (
-    AnswerGrammar,
-)
-from .loading import (
-    PACKAGED_GGUF_NAME,
-    PAPER_MODEL,
-    LoadedModel,
-    ModelUnavailableError,
-    assemble_packaged_gguf,
-    convert_gguf,
-    file_sha256,
-    load_causal_lm,
-)
-from .scorer import (
-    CALIBRATIONS,
-    CONTENT_FREE_INPUTS,
-    PromptScorer,
-    PromptTeacher,
-    ScoredPrompts,
-    content_free_prompt,
-    contextual_calibration,
-)
-from .templates import (
-    ANSWER_KINDS,
-    ANSWER_CUE,
-    TEMPLATES,
-    Prompt,
-    TaskTemplate,
-    all_same_prompt,
-    get_template,
-    normalize_text,
-    teacher_prompt,
-)
+from .cache import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .grammar import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .loading import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .scorer import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .templates import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import cache, grammar, loading, scorer, templates
 
-__all__ = [
-    "ANSWER_CUE",
-    "TaskTemplate",
-    "TEMPLATES",
-    "ANSWER_KINDS",
-    "get_template",
-    "Prompt",
-    "normalize_text",
-    "teacher_prompt",
-    "all_same_prompt",
-    "AnswerGrammar",
-    "PredictionCache",
-    "ScoredPrompts",
-    "PromptScorer",
-    "PromptTeacher",
-    "CALIBRATIONS",
-    "CONTENT_FREE_INPUTS",
-    "content_free_prompt",
-    "contextual_calibration",
-    "LoadedModel",
-    "ModelUnavailableError",
-    "PAPER_MODEL",
-    "PACKAGED_GGUF_NAME",
-    "assemble_packaged_gguf",
-    "convert_gguf",
-    "load_causal_lm",
-    "file_sha256",
-]
+__all__ = [*templates.__all__, *grammar.__all__, *cache.__all__, *scorer.__all__, *loading.__all__]

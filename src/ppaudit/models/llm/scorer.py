@@ -15,6 +15,16 @@ from .cache import PredictionCache
 from .grammar import AnswerGrammar
 from .templates import ANSWER_CUE, Prompt
 
+__all__ = [
+    "ScoredPrompts",
+    "PromptScorer",
+    "PromptTeacher",
+    "CALIBRATIONS",
+    "CONTENT_FREE_INPUTS",
+    "content_free_prompt",
+    "contextual_calibration",
+]
+
 # ---------------------------------------------------------------------------------------
 # Scorer
 # ---------------------------------------------------------------------------------------

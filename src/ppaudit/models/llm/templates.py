@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+__all__ = [
+    "ANSWER_CUE",
+    "TaskTemplate",
+    "TEMPLATES",
+    "ANSWER_KINDS",
+    "get_template",
+    "Prompt",
+    "normalize_text",
+    "teacher_prompt",
+    "all_same_prompt",
+]
+
 #: The answer cue every prompt ends with (App. D.2).
 ANSWER_CUE = "Answer:"
 #: How a teacher answers: the paper's label numbers, or (ours) the class names.
