@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 from scipy.stats import binom
 
 from .._validation import as_orders, check_positive_int, check_sigma
@@ -162,24 +163,88 @@ class EnumeratedOutput:
         return DiscreteHistogramModel(h.reshape(-1, self.histograms.shape[1]), w / w.sum())
 
 
-def enumerate_output_distributions(
-    model: NeighbouringVoteModel,
-    sigma: float,
-    max_tail_mass: float = 1e-10,
-    max_support: int = 200_000,
-) -> EnumeratedOutput | None:
-    """Exact output distributions of ``H_S`` and ``H_S'`` by enumeration with a certified tail.
+#: Default pruned-mass budget of the enumeration. The exact-count audit draws ``T`` trials
+#: per side from the truncated law, whose total variation from the full law is
+#: ``τ = tail_mass + C·e/2`` (:func:`exact_count_total_variation`), and reports the confidence
+#: ``confidence − 2·T·τ`` (:func:`effective_confidence`). At ``T = 1e8`` and ``C ≤ 9`` this
+#: default keeps it ≥ 0.949 (``τ ≤ 5e-12``); at ``C = 10`` the quadrature term ``C·e/2 = 5e-12``
+#: alone uses the whole 1e-3 (see :func:`effective_confidence`).
+DEFAULT_MAX_TAIL_MASS = 1e-13
 
-    The base distribution is enumerated with pruning threshold ``θ`` (histograms of mass
-    ``< θ`` are dropped, their mass ``r`` accounted exactly); ``θ`` starts at
-    ``max_tail_mass`` and shrinks by 100× until ``r ≤ max_tail_mass``. Then
-    ``μ̂(c) = Σ_h w_h Σ_v last(v) Pr[c | h + e_v]`` (Eq. (4)) over the retained ``h``.
+
+def exact_count_total_variation(tail_mass: float, num_classes: int) -> float:
+    """Total variation between the truncated and the full output law of a model, per trial.
+
+    The exact-count Monte Carlo draws each trial from the output law of the retained
+    (renormalised) base histograms, computed with Eq. (4) (Chadha et al. 2024); it differs
+    from the full law by at most the pruned mass ``r`` (renormalising a sub-probability of
+    mass ``1 − r`` moves it by ``r`` in total variation) plus the quadrature error
+    ``e = QUADRATURE_ABS_ERROR`` per class (``C·e/2`` in total variation).
+
+    Args:
+        tail_mass: pruned mass ``r`` (:attr:`EnumeratedOutput.tail_mass`), in ``[0, 1]``.
+        num_classes: ``C ≥ 1``.
 
     Returns:
-        An :class:`EnumeratedOutput`, or ``None`` when more than ``max_support`` base
-        histograms would be needed (then use :func:`estimate_output_distributions`).
+        ``τ = r + C·e/2``.
+
+    Raises:
+        ValueError: on a tail mass outside ``[0, 1]`` or ``num_classes < 1``.
     """
-    s = check_sigma(sigma)
+    r = float(tail_mass)
+    if not (0.0 <= r <= 1.0):
+        raise ValueError(f"tail_mass must be in [0, 1], got {tail_mass!r}")
+    c = check_positive_int(num_classes, "num_classes")
+    return r + c * QUADRATURE_ABS_ERROR / 2.0
+
+
+def effective_confidence(confidence: float, trials: int, total_variation: float) -> float:
+    """Confidence of an audit whose ``T`` trials per side came from a law ``τ``-close in TV.
+
+    ``T`` i.i.d. draws from laws at total variation ``τ`` can be coupled to differ with
+    probability ≤ ``T·τ`` (union bound over the trials); the audit uses two such samples
+    (``S`` and ``S'``), so its bound holds for the full model with probability
+    ``≥ confidence − 2·T·τ`` (clipped at 0).
+
+    Args:
+        confidence: nominal confidence in ``(0, 1)``.
+        trials: ``T`` per side, ≥ 1.
+        total_variation: ``τ ≥ 0`` (:func:`exact_count_total_variation`).
+
+    Returns:
+        ``max(0, confidence − 2·T·τ)``.
+
+    Raises:
+        ValueError: on a confidence outside (0, 1), ``trials < 1`` or ``τ < 0``.
+    """
+    conf = float(confidence)
+    if not (0.0 < conf < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    t = check_positive_int(trials, "trials")
+    tv = float(total_variation)
+    if not (tv >= 0.0):
+        raise ValueError(f"total_variation must be >= 0, got {total_variation!r}")
+    return max(0.0, conf - 2.0 * t * tv)
+
+
+def enumerate_base_certified(model: NeighbouringVoteModel, max_tail_mass: float = DEFAULT_MAX_TAIL_MASS, max_support: int = 200_000):
+    """Enumerate the shared base ``B`` of a model with a certified pruned mass.
+
+    The pruning threshold ``θ`` starts at ``max_tail_mass`` and shrinks by 100× until the
+    pruned mass ``r`` (accounted exactly, :func:`_enumerate_multinomial`) is ``≤ max_tail_mass``.
+
+    Args:
+        model: the neighbouring vote model.
+        max_tail_mass: budget of pruned mass, in ``(0, 1)``.
+        max_support: most base histograms enumerated.
+
+    Returns:
+        ``(histograms (K, C) int64, weights (K,), tail_mass r)``, or ``None`` when more than
+        ``max_support`` histograms would be needed.
+
+    Raises:
+        ValueError: on ``max_tail_mass`` outside ``(0, 1)`` or ``max_support < 1``.
+    """
     if not (0 < max_tail_mass < 1):
         raise ValueError(f"max_tail_mass must be in (0, 1), got {max_tail_mass!r}")
     ms = check_positive_int(max_support, "max_support")
@@ -190,12 +255,48 @@ def enumerate_output_distributions(
         except _TooLarge:
             return None
         w = np.exp(logw)
-        tail = max(dropped, 1.0 - math.fsum(w.tolist()), 0.0)
+        # The pruned mass is accounted exactly in ``dropped``; ``1 − Σ w`` cross-checks it up
+        # to the rounding of the sum (1e-12), which would otherwise floor the tail at ~1e-16.
+        tail = max(dropped, 1.0 - math.fsum(w.tolist()) - 1e-12, 0.0)
         if tail <= max_tail_mass:
-            break
+            return hist, w, float(tail)
         theta /= 100.0
         if theta < 1e-300:
             return None
+
+
+def enumerate_output_distributions(
+    model: NeighbouringVoteModel,
+    sigma: float,
+    max_tail_mass: float = DEFAULT_MAX_TAIL_MASS,
+    max_support: int = 200_000,
+) -> EnumeratedOutput | None:
+    """Exact output distributions of ``H_S`` and ``H_S'`` by enumeration with a certified tail.
+
+    The base distribution is enumerated with pruning threshold ``θ`` (histograms of mass
+    ``< θ`` are dropped, their mass ``r`` accounted exactly); ``θ`` starts at
+    ``max_tail_mass`` and shrinks by 100× until ``r ≤ max_tail_mass``
+    (:func:`enumerate_base_certified`). Then
+    ``μ̂(c) = Σ_h w_h Σ_v last(v) Pr[c | h + e_v]`` (Eq. (4)) over the retained ``h``.
+
+    Args:
+        model: the neighbouring vote model (§5.1–5.2).
+        sigma: noise standard deviation, > 0.
+        max_tail_mass: budget of pruned mass (default :data:`DEFAULT_MAX_TAIL_MASS`).
+        max_support: most base histograms enumerated.
+
+    Returns:
+        An :class:`EnumeratedOutput`, or ``None`` when more than ``max_support`` base
+        histograms would be needed (then use :func:`estimate_output_distributions`).
+
+    Raises:
+        ValueError: on ``sigma <= 0``, ``max_tail_mass`` outside ``(0, 1)``, ``max_support < 1``.
+    """
+    s = check_sigma(sigma)
+    base = enumerate_base_certified(model, max_tail_mass, max_support)
+    if base is None:
+        return None
+    hist, w, tail = base
     classes = np.flatnonzero((model.last > 0) | (model.last_prime > 0))
     c = model.num_classes
     p_lo = np.zeros(c)
@@ -209,34 +310,78 @@ def enumerate_output_distributions(
     return EnumeratedOutput(p_lo, q_lo, float(tail), int(hist.shape[0]), hist, w, model.last.copy(), model.last_prime.copy())
 
 
+def _log_power_sum(logp: np.ndarray, logq: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """``1/(α−1) · log Σ_i p_i^α q_i^{1−α}`` with NO renormalisation of ``p`` or ``q``.
+
+    For ``α = ∞``: ``max_i log(p_i / q_i)`` over ``p_i > 0``. Used on the corners of
+    probability boxes, which do not sum to 1; clipped at 0 (a divergence is ≥ 0).
+    """
+    out = np.empty(orders.size)
+    support = np.isfinite(logp)
+    if not support.any():
+        return np.zeros(orders.size)
+    with np.errstate(invalid="ignore"):
+        ratio = np.where(support, logp - logq, -np.inf)
+    for j, alpha in enumerate(orders):
+        if np.isinf(alpha):
+            out[j] = np.max(ratio)
+            continue
+        with np.errstate(invalid="ignore"):
+            terms = np.where(support, logp + (alpha - 1.0) * ratio, -np.inf)
+        out[j] = logsumexp(terms) / (alpha - 1.0)
+    return np.maximum(out, 0.0)
+
+
 def certified_mixture_rdp(enum: EnumeratedOutput, orders) -> dict[str, np.ndarray]:
     """Certified bounds on the Rényi divergences of an enumerated model (both directions).
 
-    With ``p ∈ [p_lo − e, p_lo + r + e]`` (and the same for ``q``) coordinate-wise and
-    ``D_α`` increasing in ``p`` and decreasing in ``q`` (``α > 1``), the bounds use the
-    corners of the boxes.
+    Every true output probability lies in a box: ``p(c) ∈ [p_lo(c) − e, p_lo(c) + r + e]``
+    (``r`` = pruned mass, ``e`` = quadrature error), and the same for ``q``. For ``α > 1`` the
+    summand ``p^α q^{1−α}`` increases in ``p`` and decreases in ``q``, so for *every* pair of
+    distributions in the boxes
+
+        ``Σ_c p_lo^α q_hi^{1−α} ≤ Σ_c p^α q^{1−α} ≤ Σ_c p_hi^α q_lo^{1−α}``,
+
+    and ``D_α = log(Σ_c p^α q^{1−α}) / (α − 1)`` (Chadha et al. 2024, §2.1) is bounded by the
+    corners. The corner vectors do not sum to 1 and are **not renormalised**: dividing by
+    ``Σ p_hi > 1`` (or ``Σ p_lo < 1``) would move the bounds inwards and could exclude the
+    true value. The point value uses the retained mixtures renormalised (an estimate, not a
+    bound).
+
+    Args:
+        enum: an :class:`EnumeratedOutput` (or any object with ``p_lo``, ``q_lo``,
+            ``tail_mass``, ``p``, ``q``).
+        orders: orders α > 1 (``inf`` allowed).
 
     Returns:
         ``{"rdp": point value (renormalised retained mixtures), "rdp_lo", "rdp_hi",
-        "forward", "reverse"}``, each ``(len(orders),)``; ``rdp_*`` are for the larger of the
-        two directions (``max`` of lower bounds, ``max`` of upper bounds).
+        "forward", "reverse", "forward_lo", "forward_hi", "reverse_lo", "reverse_hi"}``, each
+        ``(len(orders),)``; ``rdp_*`` are for the larger of the two directions (``max`` of
+        lower bounds, ``max`` of upper bounds).
+
+    Raises:
+        ValueError: on orders ≤ 1.
     """
     a = as_orders(orders)
     e = QUADRATURE_ABS_ERROR
-    r = enum.tail_mass
+    r = float(enum.tail_mass)
     with np.errstate(divide="ignore"):
         lp_lo, lq_lo = np.log(np.maximum(enum.p_lo - e, 0.0)), np.log(np.maximum(enum.q_lo - e, 0.0))
         lp_hi, lq_hi = np.log(np.minimum(enum.p_lo + r + e, 1.0)), np.log(np.minimum(enum.q_lo + r + e, 1.0))
         lp, lq = np.log(enum.p), np.log(enum.q)
     fwd = renyi_divergence_from_log(lp, lq, a)
     rev = renyi_divergence_from_log(lq, lp, a)
-    fwd_lo = renyi_divergence_from_log(lp_lo, lq_hi, a)
-    rev_lo = renyi_divergence_from_log(lq_lo, lp_hi, a)
-    fwd_hi = renyi_divergence_from_log(lp_hi, lq_lo, a)
-    rev_hi = renyi_divergence_from_log(lq_hi, lp_lo, a)
+    fwd_lo = _log_power_sum(lp_lo, lq_hi, a)
+    rev_lo = _log_power_sum(lq_lo, lp_hi, a)
+    fwd_hi = _log_power_sum(lp_hi, lq_lo, a)
+    rev_hi = _log_power_sum(lq_hi, lp_lo, a)
     return {
         "forward": fwd,
         "reverse": rev,
+        "forward_lo": fwd_lo,
+        "forward_hi": fwd_hi,
+        "reverse_lo": rev_lo,
+        "reverse_hi": rev_hi,
         "rdp": np.maximum(fwd, rev),
         "rdp_lo": np.maximum(fwd_lo, rev_lo),
         "rdp_hi": np.maximum(fwd_hi, rev_hi),

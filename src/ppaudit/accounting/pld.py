@@ -1,0 +1,118 @@
+"""Exact (ε, δ) of a discrete mechanism from its two output distributions, composed with a PLD accountant.
+
+Chadha et al. 2024 plot audited *RDP* on the ε scale through the RDP → DP conversion of
+Balle et al. 2020 (Thm 1 / Thm 20). That conversion turns an RDP **upper** bound into an ε
+upper bound; applied to an exact RDP curve it already over-states the true ε (the Fig. 6
+pair, σ = 2, δ = 1e-5: 0.755 from the exact RDP vs the true 0.748 for one query), and
+applied to an RDP *lower* bound it gives no valid ε lower bound. The tight reference is the
+hockey-stick divergence of the two output distributions themselves, and for ``n``
+independent repetitions of the mechanism, of their ``n``-fold products — computed here with
+dp-accounting's privacy-loss distribution (PLD) built from the two probability mass
+functions and self-composed (FFT convolution, pessimistic discretisation: the returned ε is
+an upper bound on the true ε, tight to the discretisation interval).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as _pld
+
+from .._validation import check_positive_int
+
+__all__ = ["exact_epsilon", "exact_privacy_loss_distribution"]
+
+
+def _log_pmf(pmf, name: str) -> np.ndarray:
+    p = np.asarray(pmf, dtype=np.float64)
+    if p.ndim != 1 or p.size < 1:
+        raise ValueError(f"{name} must be a 1-D probability vector, got shape {p.shape}")
+    if np.any(p < 0) or not np.all(np.isfinite(p)) or abs(p.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name} must be non-negative and sum to 1, got sum {p.sum()!r}")
+    with np.errstate(divide="ignore"):
+        return np.log(p / p.sum())
+
+
+def exact_privacy_loss_distribution(
+    pmf0,
+    pmf1,
+    num_compositions: int = 1,
+    value_discretization_interval: float = 1e-4,
+    log_pmf: bool = False,
+):
+    """Privacy-loss distribution (both directions) of a discrete mechanism, self-composed.
+
+    Args:
+        pmf0, pmf1: output distributions on ``S`` and ``S'`` (same outcomes), or their
+            natural logs when ``log_pmf=True`` (``-inf`` for a zero).
+        num_compositions: ``n ≥ 1`` independent repetitions.
+        value_discretization_interval: PLD grid (pessimistic rounding).
+        log_pmf: inputs are log-probabilities.
+
+    Returns:
+        A ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution``.
+
+    Raises:
+        ValueError: on bad distributions, different lengths or ``num_compositions < 1``.
+    """
+    n = check_positive_int(num_compositions, "num_compositions")
+    if log_pmf:
+        l0, l1 = np.asarray(pmf0, dtype=np.float64), np.asarray(pmf1, dtype=np.float64)
+        for name, v in (("pmf0", l0), ("pmf1", l1)):
+            if v.ndim != 1 or np.any(np.isnan(v)) or np.any(v > 1e-12):
+                raise ValueError(f"{name} must be 1-D log-probabilities (<= 0), got {v!r}")
+    else:
+        l0, l1 = _log_pmf(pmf0, "pmf0"), _log_pmf(pmf1, "pmf1")
+    if l0.shape != l1.shape:
+        raise ValueError(f"pmf0 and pmf1 must have the same outcomes, got {l0.size} and {l1.size}")
+    if not value_discretization_interval > 0:
+        raise ValueError(f"value_discretization_interval must be > 0, got {value_discretization_interval!r}")
+    d0 = {i: float(v) for i, v in enumerate(l0) if np.isfinite(v)}
+    d1 = {i: float(v) for i, v in enumerate(l1) if np.isfinite(v)}
+    # symmetric=False: dp-accounting keeps both directions (remove: pmf0 vs pmf1, add: the
+    # reverse) and reports the larger ε.
+    pld = _pld.from_two_probability_mass_functions(
+        d0, d1, pessimistic_estimate=True, value_discretization_interval=value_discretization_interval, symmetric=False
+    )
+    return pld.self_compose(n) if n > 1 else pld
+
+
+def exact_epsilon(
+    pmf0,
+    pmf1,
+    delta: float,
+    num_compositions: int = 1,
+    value_discretization_interval: float = 1e-4,
+    log_pmf: bool = False,
+) -> float:
+    """Exact ε at δ of a discrete mechanism (both directions), composed ``n`` times.
+
+    The smallest ε with ``sup_O P(O) − e^ε Q(O) ≤ δ`` for both orders of the pair, for the
+    ``n``-fold products (Chadha et al. 2024, Definition 1 applied to the output
+    distributions; the tight upper reference next to an (ε, δ) audit of Eq. (1)).
+    Computed with dp-accounting's PLD (pessimistic: an upper bound within the discretisation
+    interval per composition).
+
+    Args:
+        pmf0, pmf1: output distributions on ``S`` and ``S'`` (or logs with ``log_pmf``).
+        delta: δ in ``[0, 1)``.
+        num_compositions: ``n`` independent repetitions (e.g. ``n_Q`` answers to fixed
+            histograms; for repeated answers on one *random* histogram use the transcript
+            law, :func:`ppaudit.vote_models.transcript_law`, with ``num_compositions=1``).
+        value_discretization_interval: PLD grid.
+        log_pmf: inputs are log-probabilities.
+
+    Returns:
+        ε ≥ 0 (``inf`` when ``δ`` is below the mass where one distribution has no support).
+
+    Raises:
+        ValueError: on bad distributions or a δ outside ``[0, 1)``.
+
+    Example:
+        >>> round(exact_epsilon([0.75, 0.25], [0.25, 0.75], 0.0), 3)  # log 3
+        1.099
+    """
+    d = float(delta)
+    if not (0.0 <= d < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    pld = exact_privacy_loss_distribution(pmf0, pmf1, num_compositions, value_discretization_interval, log_pmf)
+    return max(float(pld.get_epsilon_for_delta(d)), 0.0)

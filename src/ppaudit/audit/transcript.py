@@ -1,0 +1,327 @@
+"""Transcript-level audit of a repeated-query adversary (one implementation for PATE, CaPC and the caching defence).
+
+The AdvQ adversaries of Chadha et al. 2024 (§4.1, §5.1) ask one query ``n`` times. The
+paper audits one answer and composes, ``n · b(α)`` ("paper: per-query composition"). When
+the mechanism is trained at random (PATE, random-partition CaPC) the ``n`` answers share
+one histogram, so they are not independent and the composed number can exceed a valid
+*upper* bound on the transcript's RDP (``D_α(H_S ‖ H_S')``, see
+:mod:`ppaudit.vote_models.repeated_query`). This module audits the transcript itself
+("sound: transcript", ``procedure = "ours"``):
+
+1. ``T`` transcripts per side; each draws one histogram from the vote model and ``n`` noisy
+   answers of it with fresh Gaussian noise (or, with the answer cache of Wang et al. 2022
+   §5, the first answer repeated). The answer-count vector is kept (a sufficient statistic
+   of the exchangeable transcript): :func:`sample_transcript_counts`.
+2. A scalar statistic of the counts: the transcript's exact log-likelihood ratio
+   ``log L_S(N) − log L_S'(N)`` under the fitted model (:class:`ppaudit.vote_models.TranscriptLaw`)
+   where the model's base can be enumerated (``statistic="exact"``), else the
+   independent-answer log-likelihood ratio ``Σ_j N_j log(p̂_j / p̂'_j)`` with ``p̂``, ``p̂'``
+   from a pilot of single answers (``statistic="pilot"``). Any fixed statistic gives a valid
+   audit (it is a post-processing of the transcript); the likelihood ratio is the most
+   powerful (Neyman–Pearson), so approximations in it cost power, never validity.
+3. Bins of the statistic are fixed on independent pilot transcripts
+   (:func:`score_bin_edges`); the ``T`` audit transcripts per side are binned, and the binned
+   counts go to :func:`ppaudit.audit.two_cut_lower_bound` (Clopper–Pearson, split selection
+   of the output set with its Bonferroni correction — the same search as every per-query
+   audit) and to :func:`ppaudit.audit.dp_epsilon_lower_bound` (Eq. (1), a valid ε lower
+   bound of the transcript at δ). Threshold sets of the likelihood-ratio statistic are the
+   candidate output sets ``O``.
+
+Each of the two bounds holds at the stated confidence on its own (they use the same counts;
+they are not claimed simultaneously).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import as_orders, check_positive_int, check_probability, check_sigma
+from ..montecarlo import model_noisy_argmax_counts
+from .bounds import dp_epsilon_lower_bound, two_cut_lower_bound
+
+__all__ = [
+    "TranscriptAudit",
+    "sample_transcript_counts",
+    "score_bin_edges",
+    "transcript_audit",
+    "transcript_statistic",
+]
+
+#: Normal draws per chunk of :func:`sample_transcript_counts` (bounded memory: 8 bytes each).
+_CHUNK_ELEMENTS = 4_000_000
+
+
+def sample_transcript_counts(
+    model,
+    num_classes: int,
+    sigma: float,
+    num_repeats: int,
+    trials: int,
+    rng: np.random.Generator,
+    cache_answers: bool = False,
+) -> np.ndarray:
+    """Answer counts of ``trials`` transcripts of one query asked ``num_repeats`` times.
+
+    One transcript is one training-phase instantiation: its histogram ``H ~ model`` is drawn
+    once (the teachers are fixed while the adversary repeats its query — Chadha et al. 2024,
+    §5.1) and the ``n`` answers are Gaussian noisy argmaxes of that ``H`` with fresh noise
+    each (no cache), or the first answer repeated (cache, Wang et al. 2022 §5). The noise is
+    simulated (the mechanism itself, no quadrature). The counts vector is a sufficient
+    statistic of an exchangeable transcript.
+
+    Args:
+        model: ``model(rng, m) -> (m, C)`` histogram sampler (e.g.
+            :meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler`).
+        num_classes: ``C``.
+        sigma: noise standard deviation, > 0.
+        num_repeats: ``n ≥ 1`` answers per transcript.
+        trials: ``T ≥ 1`` transcripts.
+        rng: generator.
+        cache_answers: answer caching on/off.
+
+    Returns:
+        ``(trials, C)`` int64 answer counts; every row sums to ``n``.
+
+    Raises:
+        ValueError: on ``num_repeats < 1``, ``trials < 1``, ``C < 1`` or ``sigma <= 0``.
+    """
+    c = check_positive_int(num_classes, "num_classes")
+    n = check_positive_int(num_repeats, "num_repeats")
+    t = check_positive_int(trials, "trials")
+    s = check_sigma(sigma)
+    out = np.zeros((t, c), dtype=np.int64)
+    per_row = c if cache_answers else n * c
+    rows = max(1, _CHUNK_ELEMENTS // per_row)
+    for a in range(0, t, rows):
+        b = min(t, a + rows)
+        h = np.asarray(model(rng, b - a), dtype=np.float64)
+        if cache_answers:
+            ans = np.argmax(h + s * rng.standard_normal((b - a, c)), axis=1)
+            out[np.arange(a, b), ans] = n
+        else:
+            ans = np.argmax(h[:, None, :] + s * rng.standard_normal((b - a, n, c)), axis=2)
+            flat = ans + (np.arange(b - a) * c)[:, None]
+            out[a:b] = np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
+    return out
+
+
+def score_bin_edges(scores, num_bins: int) -> np.ndarray:
+    """Bin edges of transcript scores (fixed on pilot transcripts, independent of the audit).
+
+    Midpoints between the distinct values when there are at most ``num_bins`` (a cached
+    transcript has at most ``C``), else quantiles of the distinct values. Quantiles of the
+    raw scores would merge every rare value below or above a heavy atom (most transcripts
+    answer the top class) into one bin.
+
+    Args:
+        scores: 1-D finite scores.
+        num_bins: ``≥ 2``.
+
+    Returns:
+        Sorted edges (``≤ num_bins − 1`` of them; empty when all scores are equal).
+
+    Raises:
+        ValueError: on ``num_bins < 2`` or non-finite scores.
+    """
+    nb = check_positive_int(num_bins, "num_bins", minimum=2)
+    x = np.asarray(scores, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(x)):
+        raise ValueError("scores must be finite")
+    u = np.unique(x)
+    if u.size <= nb:
+        return (u[1:] + u[:-1]) / 2.0
+    return np.unique(np.quantile(u, np.linspace(0, 1, nb + 1)[1:-1]))
+
+
+@dataclass
+class _Statistic:
+    kind: str
+    law: object = None
+    weights: np.ndarray | None = None
+    num_repeats: int = 1
+    cache_answers: bool = False
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        if self.kind == "exact":
+            x = counts // self.num_repeats if self.cache_answers else counts
+            uniq, inv = np.unique(x, axis=0, return_inverse=True)  # transcripts repeat a lot
+            return self.law.log_likelihood_ratio(uniq)[inv.reshape(-1)]
+        return counts @ self.weights
+
+
+def transcript_statistic(
+    model,
+    sigma: float,
+    num_repeats: int,
+    rng: np.random.Generator | None = None,
+    cache_answers: bool = False,
+    statistic: str = "auto",
+    pilot_trials: int = 1000,
+    max_tail_mass: float = 1e-12,
+    max_support: int = 50_000,
+    evaluations: int | None = None,
+    max_cost: float = 5e8,
+):
+    """The scalar statistic of a transcript's answer counts (module docstring, step 2).
+
+    Args:
+        model: a :class:`ppaudit.vote_models.NeighbouringVoteModel`.
+        sigma: noise standard deviation.
+        num_repeats: ``n``.
+        rng: generator of the pilot (``"pilot"`` only).
+        cache_answers: the transcripts repeat the first answer (then the statistic is the
+            single-answer log-likelihood ratio of that answer).
+        statistic: ``"auto"`` (exact when the base enumerates within ``max_support``, else
+            pilot), ``"exact"`` or ``"pilot"``.
+        pilot_trials: single answers per side of the pilot.
+        max_tail_mass, max_support: enumeration budget of the exact statistic (its accuracy
+            only affects power).
+        evaluations: how many transcripts the statistic will score (for ``"auto"``'s cost
+            estimate ``min(evaluations, #count vectors) × #histograms ≤ max_cost``; beyond it
+            ``"auto"`` uses the pilot statistic).
+        max_cost: see ``evaluations``.
+
+    Returns:
+        ``(f, kind)``: ``f(counts (M, C)) -> (M,)`` and ``"exact"`` or ``"pilot"``.
+
+    Raises:
+        ValueError: on an unknown statistic, or ``"exact"`` on a model too large to enumerate.
+    """
+    from ..vote_models.repeated_query import transcript_law
+
+    if statistic not in ("auto", "exact", "pilot"):
+        raise ValueError(f"statistic must be 'auto', 'exact' or 'pilot', got {statistic!r}")
+    n = check_positive_int(num_repeats, "num_repeats")
+    if statistic in ("auto", "exact"):
+        try:
+            m = 1 if cache_answers else n
+            law = transcript_law(model, sigma, m, max_tail_mass, max_support)
+            distinct = math.comb(m + law.num_classes - 1, law.num_classes - 1)
+            cost = min(distinct, evaluations if evaluations is not None else distinct) * law.support_size
+            if statistic == "exact" or cost <= max_cost:
+                return _Statistic("exact", law=law, num_repeats=n, cache_answers=cache_answers), "exact"
+        except ValueError:
+            if statistic == "exact":
+                raise
+    gen = np.random.default_rng(rng)
+    c = model.num_classes
+    t = check_positive_int(pilot_trials, "pilot_trials")
+    q0 = model_noisy_argmax_counts(model.sampler("S"), c, sigma, t, rng=gen)
+    q1 = model_noisy_argmax_counts(model.sampler("S_prime"), c, sigma, t, rng=gen)
+    w = np.log((q0 + 0.5) / (q0.sum() + 0.5 * c)) - np.log((q1 + 0.5) / (q1.sum() + 0.5 * c))
+    return _Statistic("pilot", weights=w), "pilot"
+
+
+@dataclass
+class TranscriptAudit:
+    """Result of :func:`transcript_audit` (``procedure = "ours"``).
+
+    Attributes:
+        orders: the orders α.
+        rdp_lower_bound: 2-cut Clopper–Pearson lower bound on the transcript's RDP (both
+            directions, the larger), ``(len(orders),)``.
+        epsilon_lower_bound: (ε, δ) lower bound of Eq. (1) on the transcript at ``delta``
+            (NaN when ``delta`` is None).
+        delta: the δ of ``epsilon_lower_bound``.
+        confidence: confidence of each bound.
+        statistic: ``"exact"`` or ``"pilot"``.
+        num_repeats, trials, cache_answers: the experiment.
+        counts0, counts1: binned statistic counts of the ``T`` transcripts per side.
+        edges: the bin edges.
+        procedure: ``"ours"``.
+    """
+
+    orders: np.ndarray
+    rdp_lower_bound: np.ndarray
+    epsilon_lower_bound: float
+    delta: float | None
+    confidence: float
+    statistic: str
+    num_repeats: int
+    trials: int
+    cache_answers: bool
+    counts0: np.ndarray
+    counts1: np.ndarray
+    edges: np.ndarray
+    procedure: str = "ours"
+    details: dict = field(default_factory=dict)
+
+
+def transcript_audit(
+    model,
+    sigma: float,
+    num_repeats: int,
+    trials: int,
+    orders,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+    *,
+    cache_answers: bool = False,
+    statistic: str = "auto",
+    delta: float | None = None,
+    num_bins: int = 64,
+    pilot_fraction: float = 0.2,
+    selection: str = "split",
+    max_support: int = 50_000,
+) -> TranscriptAudit:
+    """Audit the whole transcript of ``n`` repeated answers (module docstring; Chadha et al. 2024 §4.2, App. B, Eq. (1)).
+
+    Args:
+        model: a :class:`ppaudit.vote_models.NeighbouringVoteModel` (``H_S``, ``H_S'`` of one
+            query; a fixed pair is a model with no random voters).
+        sigma: noise standard deviation of the noisy argmax, > 0.
+        num_repeats: ``n ≥ 1`` answers per transcript.
+        trials: ``T ≥ 1`` audit transcripts per side.
+        orders: orders α > 1.
+        confidence: confidence of each bound, in (0, 1).
+        rng: seed, ``SeedSequence`` or generator.
+        cache_answers: audit the cached interface (one answer repeated).
+        statistic: ``"auto"``, ``"exact"`` or ``"pilot"`` (:func:`transcript_statistic`).
+        delta: δ of the (ε, δ) lower bound (None: not computed).
+        num_bins: most bins of the statistic.
+        pilot_fraction: pilot transcripts per side (for the bins; and pilot single answers
+            for a pilot statistic) as a fraction of ``trials`` (at least 1000).
+        selection: output-set search of the 2-cut (``"split"`` or ``"bonferroni"``).
+        max_support: enumeration budget of the exact statistic.
+
+    Returns:
+        A :class:`TranscriptAudit`.
+
+    Raises:
+        ValueError: on bad arguments.
+    """
+    s = check_sigma(sigma)
+    n = check_positive_int(num_repeats, "num_repeats")
+    t = check_positive_int(trials, "trials")
+    a = as_orders(orders)
+    conf = check_probability(confidence, "confidence")
+    frac = check_probability(pilot_fraction, "pilot_fraction")
+    if delta is not None and not (0.0 <= float(delta) < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g_pilot, g_bins, g_audit, g_select = gen.spawn(4)
+    c = model.num_classes
+    pilot = max(1000, round(frac * t))
+    stat, kind = transcript_statistic(model, s, n, g_pilot, cache_answers, statistic, pilot, max_support=max_support,
+                                      evaluations=2 * (t + pilot))
+    samplers = (model.sampler("S"), model.sampler("S_prime"))
+    pilot_scores = np.concatenate([stat(sample_transcript_counts(m, c, s, n, pilot, g_bins, cache_answers)) for m in samplers])
+    edges = score_bin_edges(pilot_scores, num_bins)
+    counts = [
+        np.bincount(np.searchsorted(edges, stat(sample_transcript_counts(m, c, s, n, t, g_audit, cache_answers)), side="right"),
+                    minlength=edges.size + 1)
+        for m in samplers
+    ]
+    eps = float("nan")
+    if edges.size == 0:  # every pilot score equal: nothing to separate
+        bound = np.zeros(a.size)
+        eps = 0.0 if delta is not None else eps
+    else:
+        bound = two_cut_lower_bound(counts[0], counts[1], a, confidence=conf, selection=selection, rng=g_select).lower_bound
+        if delta is not None:
+            eps = dp_epsilon_lower_bound(counts[0], counts[1], delta=float(delta), confidence=conf, rng=g_select)
+    return TranscriptAudit(a, bound, eps, None if delta is None else float(delta), conf, kind, n, t, bool(cache_answers),
+                           counts[0], counts[1], edges)

@@ -1,0 +1,179 @@
+"""Tests of the exact transcript RDP of repeated queries (issue 13 §1; Chadha et al. 2024 §5.1)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from ppaudit.accounting import exact_epsilon
+from ppaudit.divergence import exact_rdp, renyi_divergence
+from ppaudit.noisy_argmax import class_probabilities
+from ppaudit.vote_models import (
+    capc_vote_model,
+    certified_mixture_rdp,
+    count_vectors,
+    enumerate_output_distributions,
+    fixed_pair_transcript_law,
+    pate_vote_model,
+    repeated_query_analysis,
+    repeated_query_rdp,
+    transcript_exact_epsilon,
+    transcript_law,
+    transcript_rdp,
+)
+
+
+def _renyi_closed_form(p, q, alpha):
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    return math.log(np.sum(p**alpha * q ** (1 - alpha))) / (alpha - 1)
+
+
+def test_issue_13_numbers():
+    """k = 250, σ = 40, P_q = (.5, .5), P'_q = (.75, .25), α = 64 (issue 13 §1): 1000 × the
+    single-answer RDP is 1.434 > the vote cap 0.682, the exact 1000-answer transcript 0.033."""
+    orders = [64.0]
+    one = repeated_query_analysis([0.5, 0.5], [0.75, 0.25], 250, 40.0, 1, orders)
+    full = repeated_query_analysis([0.5, 0.5], [0.75, 0.25], 250, 40.0, 1000, orders)
+    cap = max(_renyi_closed_form([0.5, 0.5], [0.75, 0.25], 64), _renyi_closed_form([0.75, 0.25], [0.5, 0.5], 64))
+    assert_allclose(cap, 62 / 63 * math.log(2), rtol=1e-12)  # closed form: (1/63) log(2^-64 (4^63 + (4/3)^63)) ≈ (62/63) log 2
+    assert_allclose(full.vote_cap, cap, rtol=1e-12)
+    assert_allclose(1000 * one.rdp, 1.434, atol=5e-4)
+    assert_allclose(full.vote_cap, 0.682, atol=5e-4)
+    assert_allclose(full.rdp, 0.0333, atol=1e-4)
+    assert full.method == "enumerate"
+    assert full.rdp_lo[0] - 1e-12 <= full.rdp[0] <= full.rdp_hi[0] + 1e-12 and full.rdp_hi[0] - full.rdp_lo[0] < 1e-9
+    assert 1000 * one.rdp[0] > full.vote_cap[0] > full.histogram_cap[0] >= full.rdp[0]
+    assert_allclose(repeated_query_rdp([0.5, 0.5], [0.75, 0.25], 250, 40.0, 1000, orders), full.rdp)
+
+
+@pytest.mark.parametrize("p, pp, k, sigma", [([0.5, 0.3, 0.2], [0.1, 0.2, 0.7], 12, 3.0), ([0.6, 0.4], [0.1, 0.9], 30, 4.0)])
+def test_single_answer_equals_mixture_rdp(p, pp, k, sigma):
+    orders = [1.5, 2.0, 8.0, 32.0]
+    one = repeated_query_analysis(p, pp, k, sigma, 1, orders)
+    cert = certified_mixture_rdp(enumerate_output_distributions(pate_vote_model(p, pp, k), sigma), orders)
+    assert_allclose(one.rdp, cert["rdp"], rtol=1e-8, atol=1e-12)
+    assert np.all(one.rdp >= cert["rdp_lo"] - 1e-12) and np.all(one.rdp <= cert["rdp_hi"] + 1e-12)
+
+
+def test_caps_and_composition_bound_and_monotone_in_n():
+    """Data processing: transcript ≤ D_α(H_S ‖ H_S') ≤ D_α(P_q ‖ P'_q); composition ≥ transcript;
+    the n-answer transcript is a post-processing of the (n+1)-answer one (non-decreasing)."""
+    orders = [2.0, 8.0, 64.0]
+    p, pp, k, sigma = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5], 20, 4.0
+    one = repeated_query_analysis(p, pp, k, sigma, 1, orders)
+    prev = one.rdp
+    for n in (2, 5, 20, 60):
+        r = repeated_query_analysis(p, pp, k, sigma, n, orders)
+        assert np.all(r.rdp <= n * one.rdp + 1e-12)
+        assert np.all(r.rdp_lo <= r.histogram_cap_hi + 1e-12)
+        assert np.all(r.histogram_cap <= r.vote_cap + 1e-12)
+        assert np.all(r.rdp >= prev - 1e-10)
+        prev = r.rdp
+    # with many answers the transcript approaches the histogram cap (it identifies p(H))
+    assert np.all(prev > 0.5 * r.histogram_cap)
+
+
+def _brute_force_sequence_laws(model, sigma, n):
+    """Laws of the answer *sequences* (C^n outcomes), by enumerating every voter's vote."""
+    c = model.num_classes
+    probs = [np.asarray(g) for cnt, g in zip(model.group_counts, model.group_probs) for _ in range(int(cnt))]
+    laws = []
+    for last in (model.last, model.last_prime):
+        seq = np.zeros(c**n)
+        for votes in itertools.product(range(c), repeat=len(probs) + 1):
+            w = np.prod([pr[v] for pr, v in zip(probs + [last], votes)])
+            if w == 0:
+                continue
+            h = np.bincount(votes, minlength=c) + model.constant
+            q = class_probabilities(h.astype(float), sigma)
+            for i, ans in enumerate(itertools.product(range(c), repeat=n)):
+                seq[i] += w * np.prod(q[list(ans)])
+        laws.append(seq)
+    return laws
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_brute_force_against_sequences(n):
+    model = pate_vote_model([0.5, 0.3, 0.2], [0.1, 0.1, 0.8], 3)
+    sigma, orders = 1.0, [1.5, 4.0, 16.0, np.inf]
+    s0, s1 = _brute_force_sequence_laws(model, sigma, n)
+    want = np.maximum(renyi_divergence(s0, s1, orders), renyi_divergence(s1, s0, orders))
+    got = transcript_rdp(transcript_law(model, sigma, n), orders, method="enumerate")
+    assert_allclose(got.rdp, want, rtol=1e-9)
+    assert_allclose(got.forward, renyi_divergence(s0, s1, orders), rtol=1e-9)
+
+
+def test_capc_model_brute_force():
+    """A CaPC model (one deterministic + two random teachers + the canary teacher)."""
+    teachers = np.array([[0.7, 0.3], [1.0, 0.0], [0.4, 0.6], [0.4, 0.6]])
+    model = capc_vote_model(teachers, [0.0, 1.0])
+    sigma, n, orders = 1.0, 4, [2.0, 8.0]
+    s0, s1 = _brute_force_sequence_laws(model, sigma, n)
+    want = np.maximum(renyi_divergence(s0, s1, orders), renyi_divergence(s1, s0, orders))
+    assert_allclose(transcript_rdp(transcript_law(model, sigma, n), orders).rdp, want, rtol=1e-9)
+
+
+def test_fixed_pair_composes_exactly():
+    """Fixed histograms: the answers are independent, so the transcript RDP is n × Eq. (4)'s."""
+    h0, h1, sigma, n, orders = [14, 12, 10, 8, 6], [13, 13, 10, 8, 6], 2.0, 4, [2.0, 8.0]
+    got = transcript_rdp(fixed_pair_transcript_law(h0, h1, sigma, n), orders)
+    assert_allclose(got.rdp, n * exact_rdp(h0, h1, sigma, orders), rtol=1e-9)
+    assert np.all(np.isnan(got.vote_cap))
+    # exact ε of the transcript = PLD composition of the single answer (dp-accounting)
+    p, q = class_probabilities(h0, sigma), class_probabilities(h1, sigma)
+    want = exact_epsilon(p, q, 1e-5, num_compositions=n)
+    assert_allclose(transcript_exact_epsilon(fixed_pair_transcript_law(h0, h1, sigma, n), 1e-5), want, atol=5e-3)
+
+
+def test_transcript_epsilon_of_a_random_histogram_is_below_per_answer_composition():
+    """A shared histogram: the exact ε of the n-answer transcript is below the PLD composition
+    of the single-answer mixture, which wrongly assumes independent answers."""
+    p, pp, k, sigma, n = [0.5, 0.5], [0.95, 0.05], 40, 8.0, 200
+    model = pate_vote_model(p, pp, k)
+    enum = enumerate_output_distributions(model, sigma)
+    composed = exact_epsilon(enum.p, enum.q, 1e-5, num_compositions=n)
+    transcript = transcript_exact_epsilon(transcript_law(model, sigma, n), 1e-5)
+    assert transcript < composed
+
+
+def test_certified_interval_contains_the_tight_value_under_heavy_pruning():
+    orders = [2.0, 16.0]
+    loose = repeated_query_analysis([0.5, 0.5], [0.9, 0.1], 200, 10.0, 50, orders, max_tail_mass=1e-4)
+    tight = repeated_query_analysis([0.5, 0.5], [0.9, 0.1], 200, 10.0, 50, orders)
+    assert loose.tail_mass > 1e-12 and loose.support_size < tight.support_size
+    assert np.all(loose.rdp_lo <= tight.rdp + 1e-12) and np.all(tight.rdp <= loose.rdp_hi + 1e-12)
+
+
+def test_monte_carlo_agrees_with_enumeration():
+    orders = [2.0, 4.0]
+    law = transcript_law(pate_vote_model([0.5, 0.3, 0.2], [0.2, 0.3, 0.5], 15), 3.0, 30)
+    ex = transcript_rdp(law, orders, method="enumerate")
+    mc = transcript_rdp(law, orders, method="monte_carlo", mc_draws=40_000, rng=3)
+    assert mc.method == "monte_carlo" and np.all(np.isnan(mc.rdp_lo))
+    assert np.all(np.abs(mc.rdp - ex.rdp) <= 5 * mc.rdp_se + 1e-9), (mc.rdp, ex.rdp, mc.rdp_se)
+
+
+def test_count_vectors_and_log_likelihoods_sum_to_one():
+    for n, c in ((5, 1), (7, 2), (6, 3), (4, 4)):
+        v = count_vectors(n, c)
+        assert v.shape == (math.comb(n + c - 1, c - 1), c) and np.all(v.sum(1) == n)
+        assert np.unique(v, axis=0).shape[0] == v.shape[0]
+    law = transcript_law(pate_vote_model([0.5, 0.3, 0.2], [0.2, 0.3, 0.5], 40), 4.0, 25)
+    ll = law.log_likelihoods(count_vectors(25, 3))
+    assert_allclose(np.exp(ll).sum(0), 1.0, atol=1e-10)
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="num_repeats"):
+        repeated_query_rdp([0.5, 0.5], [0.7, 0.3], 10, 2.0, 0, [2.0])
+    with pytest.raises(ValueError, match="sigma"):
+        repeated_query_rdp([0.5, 0.5], [0.7, 0.3], 10, -1.0, 3, [2.0])
+    with pytest.raises(ValueError, match="order"):
+        repeated_query_rdp([0.5, 0.5], [0.7, 0.3], 10, 2.0, 3, [1.0])
+    with pytest.raises(ValueError, match="method"):
+        repeated_query_rdp([0.5, 0.5], [0.7, 0.3], 10, 2.0, 3, [2.0], method="guess")
+    law = transcript_law(pate_vote_model([0.5, 0.5], [0.7, 0.3], 10), 2.0, 3)
+    with pytest.raises(ValueError, match="num_repeats"):
+        law.log_likelihoods([[1, 1]])
