@@ -48,14 +48,61 @@ vectorised samplers ``model(rng, n) -> (n, C)`` for :func:`ppaudit.montecarlo.mo
   are concentrated (PATE with a confident ``P_q``; CaPC with mostly deterministic
   teachers) and gives up (returns ``None``) when the support needed exceeds a budget.
 
+**Repeated queries** (:mod:`.repeated_query`): the exact RDP of the transcript of ``n``
+answers to one query on one training run (:func:`repeated_query_rdp`), with the
+data-processing caps ``D_α(H_S ‖ H_S') ≤ D_α(P_q ‖ P'_q)`` that the paper's per-query
+composition ``n · D_α`` can exceed. **Data-dependent theory of a random histogram**
+(:mod:`.data_dependent`): ``E_H[dd(H)]`` and ``max_H dd(H)`` next to ``dd(E[H])``.
+
 Modules: :mod:`.fit` (MLE fits), :mod:`.model` (the neighbouring model and its samplers),
-:mod:`.estimate` (Monte Carlo output laws), :mod:`.enumeration` (certified exact output laws).
+:mod:`.estimate` (Monte Carlo output laws), :mod:`.enumeration` (certified exact output laws),
+:mod:`.repeated_query`, :mod:`.data_dependent`.
 """
 
-from .enumeration import EnumeratedOutput, certified_mixture_rdp, enumerate_output_distributions
-from .estimate import OutputEstimate, estimate_output_distributions, mixture_rdp_estimate
-from .fit import CapcFit, PateFit, fit_capc, fit_categorical, fit_pate, load_fit, save_fit
-from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel, capc_vote_model, pate_vote_model
+from .data_dependent import DataDependentTheory, data_dependent_theory
+from .enumeration import (
+    DEFAULT_MAX_TAIL_MASS,
+    CertifiedOutputLaw,
+    EnumeratedOutput,
+    certified_mixture_rdp,
+    effective_confidence,
+    enumerate_base_certified,
+    enumerate_output_distributions,
+    exact_count_total_variation,
+)
+from .estimate import (
+    OutputEstimate,
+    estimate_output_distributions,
+    mixture_rdp_estimate,
+)
+from .fit import (
+    CapcFit,
+    PateFit,
+    fit_capc,
+    fit_categorical,
+    fit_pate,
+    load_fit,
+    save_fit,
+)
+from .model import (
+    QUADRATURE_ABS_ERROR,
+    NeighbouringVoteModel,
+    capc_vote_model,
+    pate_vote_model,
+)
+from .repeated_query import (
+    TRANSCRIPT_MAX_TAIL_MASS,
+    RepeatedQueryRDP,
+    TranscriptLaw,
+    count_vectors,
+    fixed_pair_transcript_law,
+    repeated_query_analysis,
+    repeated_query_rdp,
+    transcript_exact_epsilon,
+    transcript_law,
+    transcript_rdp,
+)
+from .twin import TwinFit, fit_twin, load_twin_fit, save_twin_fit
 
 __all__ = [
     "fit_categorical",
@@ -71,8 +118,29 @@ __all__ = [
     "OutputEstimate",
     "estimate_output_distributions",
     "mixture_rdp_estimate",
+    "CertifiedOutputLaw",
     "EnumeratedOutput",
     "enumerate_output_distributions",
     "certified_mixture_rdp",
     "QUADRATURE_ABS_ERROR",
+    "TwinFit",
+    "fit_twin",
+    "save_twin_fit",
+    "load_twin_fit",
+    "DEFAULT_MAX_TAIL_MASS",
+    "enumerate_base_certified",
+    "exact_count_total_variation",
+    "effective_confidence",
+    "DataDependentTheory",
+    "data_dependent_theory",
+    "TRANSCRIPT_MAX_TAIL_MASS",
+    "TranscriptLaw",
+    "RepeatedQueryRDP",
+    "transcript_law",
+    "fixed_pair_transcript_law",
+    "count_vectors",
+    "transcript_rdp",
+    "transcript_exact_epsilon",
+    "repeated_query_rdp",
+    "repeated_query_analysis",
 ]

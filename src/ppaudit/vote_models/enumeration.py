@@ -112,27 +112,27 @@ def _enumerate_base(model: NeighbouringVoteModel, log_threshold: float, max_supp
 
 
 @dataclass(frozen=True)
-class EnumeratedOutput:
-    """Certified output distributions of a vote model (see the module docstring).
+class CertifiedOutputLaw:
+    """Certified output distributions ``μ_S``, ``μ_S'`` of a mechanism's vote model, from an
+    enumeration with pruning: the one type shared by the PATE/CaPC vote models
+    (:class:`EnumeratedOutput`) and Private-kNN
+    (:func:`ppaudit.mechanisms.private_knn.enumerate_knn_output_distributions`).
+
+    Each true probability lies in ``[lo − e, lo + r + e]`` (``r = tail_mass``,
+    ``e = QUADRATURE_ABS_ERROR``): the boxes that :func:`certified_mixture_rdp` turns into
+    certified Rényi bounds.
 
     Attributes:
         p_lo, q_lo: ``(C,)`` retained mass of ``μ_S``, ``μ_S'`` (lower bounds up to the
             quadrature error).
-        tail_mass: ``r``: base mass that was pruned (each true probability lies in
-            ``[p_lo − e, p_lo + r + e]`` with ``e = QUADRATURE_ABS_ERROR``).
-        support_size: number of base histograms enumerated.
-        histograms, weights: the enumerated base (for :meth:`discrete_model`).
-        last, last_prime: the differing voter's distributions.
+        tail_mass: ``r``: mass that was pruned.
+        support_size: number of histograms enumerated.
     """
 
     p_lo: np.ndarray
     q_lo: np.ndarray
     tail_mass: float
     support_size: int
-    histograms: np.ndarray
-    weights: np.ndarray
-    last: np.ndarray
-    last_prime: np.ndarray
 
     @property
     def error_bound(self) -> float:
@@ -141,12 +141,34 @@ class EnumeratedOutput:
 
     @property
     def p(self) -> np.ndarray:
-        """Point estimate of ``μ_S`` (the retained mixture, renormalised)."""
+        """Point estimate of ``μ_S`` (the retained mixture, renormalised): the law of the
+        exact-count trials."""
         return self.p_lo / self.p_lo.sum()
 
     @property
     def q(self) -> np.ndarray:
         return self.q_lo / self.q_lo.sum()
+
+    def total_variation_bound(self) -> float:
+        """Total variation between the truncated and the full model's output law per trial
+        (:func:`exact_count_total_variation`)."""
+        return exact_count_total_variation(self.tail_mass, self.p_lo.size)
+
+
+@dataclass(frozen=True)
+class EnumeratedOutput(CertifiedOutputLaw):
+    """Certified output distributions of a PATE/CaPC vote model (see the module docstring),
+    with the enumerated base kept for :meth:`discrete_model`.
+
+    Attributes (beyond :class:`CertifiedOutputLaw`):
+        histograms, weights: the enumerated base.
+        last, last_prime: the differing voter's distributions.
+    """
+
+    histograms: np.ndarray
+    weights: np.ndarray
+    last: np.ndarray
+    last_prime: np.ndarray
 
     def discrete_model(self, which: str = "S") -> DiscreteHistogramModel:
         """The truncated model as a :class:`DiscreteHistogramModel` (exact-count Monte Carlo).

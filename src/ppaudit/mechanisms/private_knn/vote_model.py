@@ -10,14 +10,13 @@ import numpy as np
 
 from ..._validation import as_distribution, check_positive_int, check_sigma
 from ...noisy_argmax import class_probabilities
-from ...vote_models import QUADRATURE_ABS_ERROR, OutputEstimate
-from ...vote_models.enumeration import _enumerate_multinomial, _TooLarge
+from ...vote_models import OutputEstimate
+from ...vote_models.enumeration import CertifiedOutputLaw, _enumerate_multinomial, _TooLarge
 from ...vote_models.estimate import _StreamingOutputMoments
 
 __all__ = [
     "KnnVoteModel",
     "knn_output_distributions",
-    "KnnEnumeration",
     "support_estimate",
     "enumerate_knn_output_distributions",
 ]
@@ -159,9 +158,13 @@ def support_estimate(k: int, P) -> float:
     return float(np.exp(np.sum(np.log(np.minimum(1.0 + 14.0 * sd, k + 1.0)))))
 
 
-@dataclass(frozen=True)
-class KnnEnumeration:
-    """Certified output distributions of a :class:`KnnVoteModel` by enumeration.
+def enumerate_knn_output_distributions(
+    model: KnnVoteModel,
+    sigma: float,
+    max_tail_mass: float = 1e-11,
+    max_support: int = 100_000,
+) -> CertifiedOutputLaw | None:
+    """Exact (certified) ``μ_S``, ``μ_S'`` of the Private-kNN model, or ``None`` if too large.
 
     ``Mult(k, P)`` is enumerated with pruning (the conditional-binomial tree of
     :mod:`ppaudit.vote_models`, whose pruned mass ``r`` is accounted exactly); then
@@ -169,48 +172,7 @@ class KnnEnumeration:
         ``μ̂_S  = Σ_h w_h Pr[· | h]``,
         ``μ̂_S' = (1 − ν)·μ̂_S + ν·Σ_c P_last(c) Σ_h w_h Pr[· | h + e_{y'} − e_c]``
 
-    with Eq. (4). Each true probability lies in ``[lo − e, lo + r + e]`` (``e`` = the
-    quadrature error of :func:`class_probabilities`), the box that
-    :func:`ppaudit.vote_models.certified_mixture_rdp` turns into certified Rényi bounds (it
-    reads ``p_lo``, ``q_lo``, ``tail_mass``, ``p``, ``q``, which this class provides).
-
-    Attributes:
-        p_lo, q_lo: ``(C,)`` retained mass of ``μ_S`` and ``μ_S'``.
-        tail_mass: ``r``, the pruned mass of ``Mult(k, P)``.
-        support_size: histograms enumerated.
-    """
-
-    p_lo: np.ndarray
-    q_lo: np.ndarray
-    tail_mass: float
-    support_size: int
-
-    @property
-    def error_bound(self) -> float:
-        return self.tail_mass + QUADRATURE_ABS_ERROR
-
-    @property
-    def p(self) -> np.ndarray:
-        """``μ_S`` of the truncated model (renormalised): the law of exact-count trials."""
-        return self.p_lo / self.p_lo.sum()
-
-    @property
-    def q(self) -> np.ndarray:
-        return self.q_lo / self.q_lo.sum()
-
-    def total_variation_bound(self) -> float:
-        """Bound on the total variation between the truncated and the full model's output law
-        per trial: ``tail_mass + C·e/2`` (as :func:`ppaudit.experiments.private_prediction.audit_vote_model`)."""
-        return self.tail_mass + self.p_lo.size * QUADRATURE_ABS_ERROR / 2.0
-
-
-def enumerate_knn_output_distributions(
-    model: KnnVoteModel,
-    sigma: float,
-    max_tail_mass: float = 1e-11,
-    max_support: int = 100_000,
-) -> KnnEnumeration | None:
-    """Exact (certified) ``μ_S``, ``μ_S'`` of the Private-kNN model, or ``None`` if too large.
+    with Eq. (4), returned as the shared :class:`ppaudit.vote_models.CertifiedOutputLaw`.
 
     The pruning threshold starts at ``max_tail_mass`` and shrinks 100× until the pruned mass
     is ``≤ max_tail_mass``; more than ``max_support`` histograms gives up (``None``; use
@@ -253,4 +215,4 @@ def enumerate_knn_output_distributions(
             pr = class_probabilities(moved.reshape(-1, c), s).reshape(b.shape[0], classes.size, c)
             moved_lo += np.einsum("n,v,nvc->c", wb, model.P_last[classes], pr)
     q_lo = (1.0 - model.nu) * p_lo + model.nu * moved_lo if model.nu > 0 and classes.size else p_lo.copy()
-    return KnnEnumeration(p_lo, q_lo, float(tail), int(hist.shape[0]))
+    return CertifiedOutputLaw(p_lo, q_lo, float(tail), int(hist.shape[0]))
