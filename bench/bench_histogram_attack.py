@@ -12,8 +12,10 @@ same sampled answers (10^4 queries, the hard-limit attacker) are given to
 
 It prints per-histogram time and normalised L1 error of both, the per-histogram time ratio,
 the same on noise-free frequencies (q̄ = Q(H), isolating the solver from sampling noise),
-and the privacy-budget attacker of §4.1 (ε = 1.97 at δ = 1e-5, σ = 40; the paper's loop
-then uses its stop-at-negative rule). Everything runs on one core.
+and the privacy-budget attacker of §4.1 (ε = 1.97 at δ = 1e-5, σ = 40, charged by the paper's
+accountant — Confident-GNMax with T = 200, σ₁ = 150 and the improved conversion, so only the
+queries that pass the threshold check return a label — or ``--accountant gnmax``; the
+paper's loop then uses its stop-at-negative rule). Everything runs on one core.
 
 The histograms are synthetic (Dirichlet–multinomial votes of 250 teachers with a spread of
 consensus levels), not the MNIST/SVHN histograms of Papernot et al. (2018) that the paper
@@ -39,6 +41,7 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from ppaudit.attacks.histogram import (  # noqa: E402
+    answered_queries,
     attack_privacy_cost,
     normalised_l1_error,
     queries_within_budget,
@@ -93,9 +96,15 @@ def main() -> None:
     parser.add_argument("--paper-time-budget", type=float, default=120.0, help="seconds per histogram for the paper's loop")
     parser.add_argument("--budget", type=float, default=1.97, help="privacy budget of the budget-limited attacker")
     parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--accountant", choices=["confident_gnmax", "gnmax"], default="confident_gnmax", help="PATE's accountant (the paper's: confident_gnmax)")
+    parser.add_argument("--threshold", type=float, default=200.0, help="Confident-GNMax T (MNIST: 200)")
+    parser.add_argument("--sigma-threshold", type=float, default=150.0, help="Confident-GNMax σ₁ (MNIST: 150)")
     parser.add_argument("--csv", type=str, default=None, help="write the per-histogram rows here")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    acc = {"accountant": args.accountant}
+    if args.accountant == "confident_gnmax":
+        acc.update(threshold=args.threshold, sigma_threshold=args.sigma_threshold)
 
     print(f"# bench_histogram_attack  python {platform.python_version()}  numpy {np.__version__}  torch {torch.__version__}")
     print(f"# one core (OMP/BLAS threads = 1, torch threads = {torch.get_num_threads()}); seed {args.seed}")
@@ -118,7 +127,7 @@ def main() -> None:
                 paper, t_paper = run_paper(target, sigma, args)
                 rows.append({
                     "setting": setting, "sigma": sigma, "label": r.label, "max_vote_share": r.max_vote_share,
-                    "queries": args.queries, "privacy_cost": attack_privacy_cost(h, sigma, args.queries, args.delta),
+                    "queries": args.queries, "privacy_cost": attack_privacy_cost(h, sigma, args.queries, args.delta, **acc),
                     "ours_error": normalised_l1_error(h, ours), "ours_seconds": t_ours,
                     "paper_error": normalised_l1_error(h, paper.estimate), "paper_seconds": t_paper,
                     "paper_iterations": paper.iterations, "paper_converged": paper.converged,
@@ -126,14 +135,18 @@ def main() -> None:
     # the privacy-budget attacker (§4.1): σ = 40, ε ≤ budget at δ, no hard query limit
     for r in picks.itertuples():
         h = pool[r.index]
-        m = queries_within_budget(h, 40.0, args.budget, args.delta, max_queries=None)
-        mode = "sample" if m <= 10**6 else "exact"  # Multinomial(M, Q(H)): same law, O(1) cost
-        counts = sample_answer_counts(h, 40.0, m, job_generator(args.seed, "bench_wang", "budget", r.label), mode=mode)
+        m = queries_within_budget(h, 40.0, args.budget, args.delta, max_queries=None, **acc)
+        gen = job_generator(args.seed, "bench_wang", "budget", r.label)
+        answered = answered_queries(h, m, args.threshold, args.sigma_threshold, gen) if args.accountant == "confident_gnmax" else m
+        if answered < 1:
+            continue  # no label at all: nothing to reconstruct
+        mode = "sample" if answered <= 10**6 else "exact"  # Multinomial(M, Q(H)): same law, O(1) cost
+        counts = sample_answer_counts(h, 40.0, answered, gen, mode=mode)
         ours, t_ours = run_ours(counts, 40.0)
         paper, t_paper = run_paper(counts, 40.0, args, stop_at_negative=True)
         rows.append({
             "setting": "budget", "sigma": 40.0, "label": r.label, "max_vote_share": r.max_vote_share,
-            "queries": m, "privacy_cost": attack_privacy_cost(h, 40.0, m, args.delta),
+            "queries": m, "answered": answered, "privacy_cost": attack_privacy_cost(h, 40.0, m, args.delta, **acc),
             "ours_error": normalised_l1_error(h, ours), "ours_seconds": t_ours,
             "paper_error": normalised_l1_error(h, paper.estimate), "paper_seconds": t_paper,
             "paper_iterations": paper.iterations, "paper_converged": paper.converged or paper.stopped_at_negative,
@@ -148,7 +161,7 @@ def main() -> None:
     for setting, title in (
         ("sampled", f"hard-limit attacker: {args.queries} sampled answers per histogram"),
         ("noise_free", "noise-free frequencies q̄ = Q(H) (solver error only)"),
-        ("budget", f"budget-limited attacker: σ = 40, ε ≤ {args.budget} at δ = {args.delta:g} (classic conversion); paper loop stops at negative values"),
+        ("budget", f"budget-limited attacker: σ = 40, ε ≤ {args.budget} at δ = {args.delta:g} (accountant {args.accountant}); paper loop stops at negative values"),
     ):
         part = df[df["setting"] == setting].drop(columns="setting")
         print(f"\n## {title}")

@@ -56,6 +56,7 @@ __all__ = [
     "read_idx",
     "load_idx_dataset",
     "load_cifar10",
+    "load_svhn",
     "fashion_mnist_package_dir",
     "load_packaged",
     "load_downloaded",
@@ -126,6 +127,12 @@ class DatasetInfo:
 _MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
 _FASHION = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 _CIFAR10 = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+#: SVHN (Netzer et al. 2011), cropped-digits format 2; the official host over http, then https.
+_SVHN_MIRRORS = ("http://ufldl.stanford.edu/housenumbers/", "https://ufldl.stanford.edu/housenumbers/")
+
+
+def _svhn_file(name: str, md5: str) -> RemoteFile:
+    return RemoteFile(name, _SVHN_MIRRORS[0] + name, md5=md5, mirrors=tuple(m + name for m in _SVHN_MIRRORS[1:]))
 
 
 def _mnist_file(name: str, md5: str) -> RemoteFile:
@@ -161,6 +168,17 @@ DATASETS: dict[str, DatasetInfo] = {
         kind="cifar10",
         homepage="https://www.cs.toronto.edu/~kriz/cifar.html",
         notes="MD5 of the python archive as published on the CIFAR page.",
+    ),
+    # SVHN: the second dataset of Wang et al. 2022 (§4.1, 26,032 test histograms).
+    "svhn": DatasetInfo(
+        files=(
+            _svhn_file("train_32x32.mat", "e26dedcc434d2e4c54c9b2d4a06d8373"),
+            _svhn_file("test_32x32.mat", "eb5a983be6a315427106f1b164d9cef3"),
+        ),
+        kind="svhn",
+        homepage="http://ufldl.stanford.edu/housenumbers/",
+        notes="Cropped digits (format 2), 73,257 train / 26,032 test; the site publishes no checksum, "
+        "MD5 values as pinned by torchvision.datasets.SVHN. The extra split is not used.",
     ),
     # Text datasets of Private-kNN (Chadha et al. 2024, App. D.3) and PromptPATE (App. D.2).
     "sst2": DatasetInfo(
@@ -215,7 +233,7 @@ DATASETS: dict[str, DatasetInfo] = {
 }
 
 #: Names accepted by :func:`load_dataset`.
-DATASET_NAMES = ("mnist", "fashion-mnist", "cifar10", "digits")
+DATASET_NAMES = ("mnist", "fashion-mnist", "cifar10", "digits", "svhn")
 
 _IDX_FILES = {
     "train_images": "train-images-idx3-ubyte.gz",
@@ -456,6 +474,36 @@ def load_cifar10(archive: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np
     return _images(xtr, 255.0), ytr, _images(xs["test_batch"], 255.0), ys["test_batch"]
 
 
+def load_svhn(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Load SVHN from ``train_32x32.mat`` and ``test_32x32.mat`` in ``folder`` (scipy.io.loadmat).
+
+    The official files hold ``X`` as ``(32, 32, 3, n)`` uint8 and ``y`` as ``(n, 1)`` with
+    labels 1–10, where 10 is the digit 0 (Netzer et al. 2011); labels are mapped ``10 → 0``
+    and images transposed to ``(n, 3, 32, 32)``.
+
+    Raises:
+        FileNotFoundError: if a file is missing.
+        ValueError: if a file lacks ``X``/``y``, has the wrong layout or labels outside 1–10.
+    """
+    from scipy.io import loadmat
+
+    out = []
+    for name in ("train_32x32.mat", "test_32x32.mat"):
+        path = Path(folder) / name
+        if not path.exists():
+            raise FileNotFoundError(f"missing SVHN file {path}")
+        mat = loadmat(path)
+        if "X" not in mat or "y" not in mat:
+            raise ValueError(f"{path} lacks the SVHN arrays X and y (keys: {sorted(k for k in mat if not k.startswith('__'))})")
+        x, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
+        if x.ndim != 4 or x.shape[:3] != (32, 32, 3) or x.shape[3] != y.size:
+            raise ValueError(f"{path}: X has shape {x.shape} and y {y.size} labels, expected (32, 32, 3, n) and n labels")
+        if y.size and (y.min() < 1 or y.max() > 10):
+            raise ValueError(f"{path}: labels must lie in 1..10 (10 = digit 0), got range {y.min()}..{y.max()}")
+        out += [_images(np.transpose(x, (3, 2, 0, 1)), 255.0), np.where(y == 10, 0, y).astype(np.int64)]
+    return out[0], out[1], out[2], out[3]
+
+
 # ----------------------------------------------------------------------------- packaged
 
 #: Where Debian's ``dataset-fashion-mnist`` installs the idx files.
@@ -543,6 +591,8 @@ def load_downloaded(
         return load_idx_dataset(paths[0].parent)
     if info.kind == "cifar10":
         return load_cifar10(paths[0])
+    if info.kind == "svhn":
+        return load_svhn(paths[0].parent)
     raise ValueError(f"dataset {name!r} has unknown kind {info.kind!r}")
 
 
@@ -555,7 +605,8 @@ def load_dataset(
     """``(x_train, y_train, x_test, y_test)`` of a dataset of the audits.
 
     Args:
-        name: ``"mnist"``, ``"fashion-mnist"``, ``"cifar10"`` or ``"digits"``.
+        name: ``"mnist"``, ``"fashion-mnist"``, ``"cifar10"``, ``"digits"`` or ``"svhn"``
+            (download only).
         root: folder for downloads (``source="download"``), e.g. ``resources/datasets``.
         source: ``"packaged"`` (offline, from installed packages; see :func:`load_packaged`)
             or ``"download"`` (the paper's full datasets, App. D.1; see :func:`download_file`).
@@ -587,7 +638,7 @@ TEXT_ROWS = {
     ("sst2", "train"): 67349, ("sst2", "dev"): 872, ("agnews", "train"): 120000, ("agnews", "test"): 7600,
     ("dbpedia", "train"): 560000, ("dbpedia", "test"): 70000, ("trec", "train"): 5452, ("trec", "test"): 500,
 }
-#: TREC coarse classes in label order (the order of ppaudit.llm's trec template).
+#: TREC coarse classes in label order (the order of ppaudit.models.llm's trec template).
 TREC_COARSE = ("ABBR", "ENTY", "DESC", "HUM", "LOC", "NUM")
 
 

@@ -12,17 +12,6 @@
 #   results/tables/wang2022_findings.csv           "error falls as σ grows", checked
 
 
-localrules:
-    wang_fig1,
-    wang_fig3,
-    wang_fig4,
-    wang_fig5,
-    wang_fig6,
-    wang_fig7,
-    wang_defence_caching,
-    wang_findings,
-
-
 rule train_wang_teachers:
     output:
         histograms="results/wang2022/histograms/{dataset}.npz",
@@ -64,6 +53,11 @@ rule attack_wang_histograms:
         budget_sigma=wang_settings("attack")["budget_sigma"],
         budget=lambda wildcards: wang_dataset(wildcards.dataset)["budget"],
         delta=lambda wildcards: wang_dataset(wildcards.dataset)["delta"],
+        accountant=wang_settings("attack")["accountant"],
+        threshold=lambda wildcards: wang_dataset(wildcards.dataset)["threshold"],
+        sigma_threshold=lambda wildcards: wang_dataset(wildcards.dataset)["sigma_threshold"],
+        solvers=wang_solvers(),
+        paper_max_iterations=wang_settings("attack")["paper_max_iterations"],
         seed=config["seed"],
     wildcard_constraints:
         dataset=WANG_DATASET_PATTERN,
@@ -74,7 +68,7 @@ rule attack_wang_histograms:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=30,
+        runtime=120,  # both solvers; the paper's loop runs up to paper_max_iterations steps
     conda:
         "../../envs/wang2022.yaml"
     script:
@@ -178,9 +172,7 @@ rule plot_wang_fig1:
     input:
         consensus="results/wang2022/adult/consensus.csv",
     output:
-        pdf=wang_report("fig1", "pdf", "Fig. 1"),
-        png=wang_report("fig1", "png", "Fig. 1"),
-        csv=wang_report("fig1", "csv", "Fig. 1"),
+        **figure_outputs("plot_wang_fig1"),
     params:
         figure="fig1",
         threshold=wang_settings("adult")["threshold"],
@@ -199,9 +191,7 @@ rule plot_wang_fig3:
     input:
         histograms=expand("results/wang2022/histograms/{dataset}.npz", dataset=WANG_DATASETS),
     output:
-        pdf=wang_report("fig3", "pdf", "Fig. 3"),
-        png=wang_report("fig3", "png", "Fig. 3"),
-        csv=wang_report("fig3", "csv", "Fig. 3"),
+        **figure_outputs("plot_wang_fig3"),
     params:
         figure="fig3",
         titles=[v[1] for v in WANG_DATASETS.values()],
@@ -220,9 +210,7 @@ rule plot_wang_fig4:
     input:
         attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
     output:
-        pdf=wang_report("fig4", "pdf", "Fig. 4"),
-        png=wang_report("fig4", "png", "Fig. 4"),
-        csv=wang_report("fig4", "csv", "Fig. 4"),
+        **figure_outputs("plot_wang_fig4"),
     params:
         figure="fig4",
         titles=[v[1] for v in WANG_DATASETS.values()],
@@ -241,9 +229,7 @@ rule plot_wang_fig5:
     input:
         attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
     output:
-        pdf=wang_report("fig5", "pdf", "Fig. 5"),
-        png=wang_report("fig5", "png", "Fig. 5"),
-        csv=wang_report("fig5", "csv", "Fig. 5"),
+        **figure_outputs("plot_wang_fig5"),
     params:
         figure="fig5",
         titles=[v[1] for v in WANG_DATASETS.values()],
@@ -262,9 +248,7 @@ rule plot_wang_fig6:
     input:
         attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig6']}.csv",
     output:
-        pdf=wang_report("fig6", "pdf", "Fig. 6"),
-        png=wang_report("fig6", "png", "Fig. 6"),
-        csv=wang_report("fig6", "csv", "Fig. 6"),
+        **figure_outputs("plot_wang_fig6"),
     params:
         figure="fig6",
         titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig6"]][1]],
@@ -284,9 +268,7 @@ rule plot_wang_fig7:
     input:
         attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig7']}.csv",
     output:
-        pdf=wang_report("fig7", "pdf", "Fig. 7"),
-        png=wang_report("fig7", "png", "Fig. 7"),
-        csv=wang_report("fig7", "csv", "Fig. 7"),
+        **figure_outputs("plot_wang_fig7"),
     params:
         figure="fig7",
         titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig7"]][1]],
@@ -308,9 +290,7 @@ rule plot_wang_defence_caching:
         audits="results/wang2022/defence/audits.csv",
         pate="results/wang2022/defence/pate_transcripts.csv",
     output:
-        pdf=wang_report("defence_caching", "pdf", "Defence: answer caching"),
-        png=wang_report("defence_caching", "png", "Defence: answer caching"),
-        csv=wang_report("defence_caching", "csv", "Defence: answer caching"),
+        **figure_outputs("plot_wang_defence_caching"),
     params:
         figure="defence_caching",
         floor=pc_epsilon_floor(),
@@ -330,9 +310,10 @@ rule tabulate_wang_findings:
         attacks=expand("results/wang2022/attacks/{dataset}.csv", dataset=WANG_DATASETS),
         pate="results/wang2022/defence/pate_transcripts.csv",
     output:
-        table="results/tables/wang2022_findings.csv",
+        **figure_outputs("tabulate_wang_findings"),
     params:
         datasets=list(WANG_DATASETS),
+        paper=[wang_paper_error(d) for d in WANG_DATASETS],
     log:
         "logs/tabulate_wang_findings/findings.log",
     resources:
@@ -342,44 +323,3 @@ rule tabulate_wang_findings:
         "../../envs/wang2022.yaml"
     script:
         "../scripts/wang2022_findings.py"
-
-
-# Named targets: `snakemake -c2 wang_fig6` regenerates one figure.
-rule wang_fig1:
-    input:
-        rules.plot_wang_fig1.output,
-
-
-rule wang_fig3:
-    input:
-        rules.plot_wang_fig3.output,
-
-
-rule wang_fig4:
-    input:
-        rules.plot_wang_fig4.output,
-
-
-rule wang_fig5:
-    input:
-        rules.plot_wang_fig5.output,
-
-
-rule wang_fig6:
-    input:
-        rules.plot_wang_fig6.output,
-
-
-rule wang_fig7:
-    input:
-        rules.plot_wang_fig7.output,
-
-
-rule wang_defence_caching:
-    input:
-        rules.plot_wang_defence_caching.output,
-
-
-rule wang_findings:
-    input:
-        rules.tabulate_wang_findings.output,

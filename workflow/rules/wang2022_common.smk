@@ -1,21 +1,38 @@
 # Wang et al. 2022 (vote-histogram leakage): config checks the schema cannot express,
-# wildcard constraints, params helpers and the list of figure targets. No rules here.
+# wildcard constraints and params helpers (targets: workflow/figures.yaml). No rules here.
 
-# Dataset wildcard -> (loader name of ppaudit.data.load_dataset, figure title).
-WANG_DATASETS = {
+import pandas as _wang_pd
+from pathlib import Path as _WangPath
+
+# Dataset key -> (loader name of ppaudit.data.load_dataset, figure title).
+WANG_LOADERS = {
     "mnist": ("mnist", "MNIST"),
     "fashion_mnist": ("fashion-mnist", "Fashion-MNIST"),
+    "svhn": ("svhn", "SVHN"),
 }
-# Figures 6 and 7 of the paper: one per dataset (the paper's SVHN is replaced by Fashion-MNIST).
-WANG_SIGMA_FIGURES = {"fig6": "mnist", "fig7": "fashion_mnist"}
-WANG_FIGURES = ("fig1", "fig3", "fig4", "fig5", "fig6", "fig7", "defence_caching")
+# The two datasets of Figs. 3–7 and the findings (wang2022.figure_datasets): the embedded
+# default replaces the paper's SVHN by Fashion-MNIST, config/paper.yaml uses SVHN.
+WANG_DATASETS = {k: WANG_LOADERS[k] for k in config["wang2022"]["figure_datasets"]}
+# Figures 6 and 7 of the paper: one per dataset, in that order.
+WANG_SIGMA_FIGURES = dict(zip(("fig6", "fig7"), config["wang2022"]["figure_datasets"]))
+# The papers' numbers live in one place; the findings compare each dataset with the row of
+# the paper dataset it stands for (wang2022.datasets.<d>.paper_dataset).
+WANG_PAPER_NUMBERS = str(_WangPath(workflow.basedir) / "workflow" / "data" / "paper_numbers.csv")
 
 
 def _wang_check(config):
     w = config["wang2022"]
     if w["attack"]["budget_sigma"] <= 0:
         raise WorkflowError("Invalid configuration: wang2022.attack.budget_sigma must be > 0")
-    for name in WANG_DATASETS:
+    for name in w["figure_datasets"]:
+        if name not in w["datasets"]:
+            raise WorkflowError(f"Invalid configuration: wang2022.figure_datasets names {name!r}, which wang2022.datasets lacks")
+    if "svhn" in w["figure_datasets"] and w["histograms"]["data_source"] != "download":
+        raise WorkflowError(
+            "Invalid configuration: wang2022.figure_datasets includes svhn, which has no packaged copy: "
+            "set wang2022.histograms.data_source = download (config/paper.yaml does)"
+        )
+    for name in w["figure_datasets"]:
         d = w["datasets"][name]
         test_size = d["test_size"]
         if test_size is not None and test_size < 3 * w["attack"]["per_level"]:
@@ -53,22 +70,21 @@ def wang_dataset(dataset):
     return config["wang2022"]["datasets"][dataset]
 
 
-def wang_report(fig, ext, subcategory):
-    """report() wrapper of one output file of a Wang et al. 2022 figure target."""
-    return report(
-        f"results/figures/wang2022/{fig}.{ext}",
-        caption=f"../report/wang_{fig}.rst",
-        category="Wang et al. 2022",
-        subcategory=subcategory,
-        labels={"figure": subcategory, "file": {"pdf": "PDF", "png": "PNG", "csv": "CSV (plotted numbers)"}[ext]},
-    )
+def wang_solvers():
+    """Solvers of the histogram attacks (wang2022.attack.solver: both → paper and ours)."""
+    solver = wang_settings("attack")["solver"]
+    return ["paper", "ours"] if solver == "both" else [solver]
 
 
-def wang_figure_targets():
-    """Every file of the Wang et al. 2022 targets (collected by the `all` target)."""
-    return expand("results/figures/wang2022/{fig}.{ext}", fig=WANG_FIGURES, ext=("pdf", "png", "csv")) + [
-        "results/tables/wang2022_findings.csv"
-    ]
+def wang_paper_error(dataset):
+    """(paper dataset, mean budget-attack error the paper states for it) for one of our
+    datasets, from workflow/data/paper_numbers.csv (rows wang_budget_error_<mnist|svhn>)."""
+    paper = wang_dataset(dataset)["paper_dataset"]
+    table = _wang_pd.read_csv(WANG_PAPER_NUMBERS, dtype={"id": str})
+    row = table[table["id"] == f"wang_budget_error_{paper.lower()}"]
+    if len(row) != 1:
+        raise WorkflowError(f"{WANG_PAPER_NUMBERS} needs exactly one row wang_budget_error_{paper.lower()}, found {len(row)}")
+    return paper, float(row["paper_value"].iloc[0])
 
 
 def wang_pate_defence_inputs():

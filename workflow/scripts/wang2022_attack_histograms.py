@@ -1,7 +1,9 @@
 """Snakemake script of rule attack_wang_histograms: L/M/H selection and both attackers.
 
 Input ``histograms`` (npz). Params: per_level, sigmas, num_queries, budget_sigma, budget,
-delta, seed. Outputs ``attacks`` (CSV, one row per histogram × attack) and ``selection``.
+delta, accountant, threshold, sigma_threshold, solvers, paper_max_iterations, seed. Outputs
+``attacks`` (CSV, one row per histogram × attack × solver, ``procedure`` = paper / ours) and
+``selection``.
 """
 
 import _ppaudit_path
@@ -23,6 +25,8 @@ log.info("selected:\n%s", selection.to_string(index=False))
 attacks = attack_selected_histograms(
     hist, selection, p.sigmas, p.num_queries, p.delta, p.budget, p.budget_sigma,
     rng=job_generator(p.seed, f"wang2022_{dataset}", "attack"),
+    accountant=p.accountant, threshold=p.threshold, sigma_threshold=p.sigma_threshold,
+    solvers=p.solvers, paper_max_iterations=p.paper_max_iterations,
 )
 attacks.insert(0, "dataset", dataset)
 log.info("attacks:\n%s", attacks.drop(columns=["true", "estimate"]).to_string(index=False))

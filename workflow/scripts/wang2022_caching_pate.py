@@ -34,6 +34,8 @@ for adv, fit_path, can_path, rdp_path in zip(p.adversaries, inp.fits, inp.canari
     fit = load_fit(fit_path)
     crafted = CraftedCanaries.from_npz(can_path)
     stage = pd.read_csv(rdp_path)
+    if "control" in stage:  # the stage also audits control (non-member) runs: keep the canary rows
+        stage = stage[~stage["control"].astype(bool)]
     exact_eps = {int(c): float(rdp_to_dp(g["exact"].to_numpy(), g["order"].to_numpy(), p.delta)) for c, g in stage.groupby("candidate")}
     chosen = range(crafted.num_candidates) if s["candidates"] == "all" else [max(exact_eps, key=exact_eps.get)]
     log.info("%s: exact composed ε per candidate %s; auditing %s", adv, exact_eps, list(chosen))

@@ -42,7 +42,7 @@ elif figure in ("fig4", "fig5"):
 elif figure in ("fig6", "fig7"):
     df = pd.read_csv(inp.attacks)
     fig, table = wang.plot_error_per_sigma(
-        df, f"{p.titles[0]}: error of the 15 L/M/H histograms with {p.num_queries} queries (bars) and privacy cost (red, right axis)"
+        df, f"{p.titles[0]}: error of the {df['label'].nunique()} L/M/H histograms with {p.num_queries} queries (bars) and privacy cost (red, right axis)"
     )
 elif figure == "defence_caching":
     fig, table = wang.plot_caching_defence(pd.read_csv(inp.reconstruction), pd.read_csv(inp.audits), pd.read_csv(inp.pate), floor=p.floor)

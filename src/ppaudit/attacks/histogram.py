@@ -14,18 +14,25 @@ attack and of its evaluation:
   solver on the set ``{Ĥ ≥ 0, ΣĤ = N}`` (Steps 2 and 3 together);
   :func:`reconstruct_histogram_wang2022` re-implements the paper's own procedure
   (Algorithm 2, fixed-step trapezoid rule and normalised gradient descent) for comparison;
+  :func:`reconstruct_with_solver` picks one of the two (``solver="ours" | "paper"``);
 * **metrics and costs** — :func:`normalised_l1_error` (Wang §4.1), :func:`attack_privacy_cost`
-  (data-dependent GNMax RDP of Papernot et al. 2018 composed ``M`` times, converted to
-  ``(ε, δ)``) and :func:`queries_within_budget` (the privacy-budget attacker of Wang §4.1);
+  (PATE's accountant composed over ``M`` queries and converted to ``(ε, δ)``) and
+  :func:`queries_within_budget` (the privacy-budget attacker of Wang §4.1). Two accountants
+  (``accountant=``): ``"confident_gnmax"`` — the paper's (Wang §4.1 uses "the
+  parameterization from Papernot et al." 2018: Confident-GNMax with its threshold check,
+  :func:`ppaudit.accounting.confident_gnmax_rdp`, and the improved conversion of Balle et
+  al. 2020) — and ``"gnmax"`` (plain data-dependent GNMax RDP with the classic conversion,
+  Mironov 2017 Prop. 3; what this module charged before). Under Confident-GNMax a query
+  that fails the threshold check returns no label: :func:`answered_queries` draws how many
+  of ``M`` submitted queries are answered;
 * **consensus** — :func:`max_vote_share`, :func:`consensus_tertiles` and
   :func:`select_consensus_histograms` (Wang §4.1, Fig. 3: L1–5, M1–5, H1–5);
 * **Thm 2** (shift invariance of ``Q``) — :func:`shift_to_teachers` is Step 3; the invariance
   itself is what lets the solver work on the hyperplane ``ΣĤ = N``.
 
-Figures use the classic RDP → DP conversion (Mironov 2017, Prop. 3) by default, because
-Wang et al. report privacy costs computed with the accountant of Papernot et al. (2018),
-whose reference implementation uses that conversion; ``method="balle2020"`` gives the
-tighter conversion of Balle et al. (2020, Thm 20).
+Each accountant has its conversion (:data:`ACCOUNTANT_CONVERSION`): the improved one of
+Balle et al. (2020, Thm 20 = Canonne–Kamath–Steinke Prop. 12) for ``confident_gnmax``, the
+classic one for ``gnmax``; ``method=`` overrides it.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from scipy.optimize import least_squares
 from scipy.special import ndtr, ndtri
 
 from .._validation import as_histograms, as_orders, check_positive_int, check_probability, check_sigma
-from ..accounting import gnmax_rdp_data_dependent, rdp_to_dp
+from ..accounting import confident_gnmax_log_pr_answered, confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
 from ..audit import compose_rdp
 from ..montecarlo import noisy_argmax_counts
 from ..noisy_argmax import class_probabilities
@@ -50,6 +57,9 @@ __all__ = [
     "DEFAULT_ORDERS",
     "HARD_QUERY_LIMIT",
     "DEFAULT_CONVERSION",
+    "ACCOUNTANTS",
+    "ACCOUNTANT_CONVERSION",
+    "SOLVERS",
     "HistogramReconstruction",
     "Wang2022Reconstruction",
     "NoisyArgmaxInterface",
@@ -59,10 +69,13 @@ __all__ = [
     "shift_to_teachers",
     "reconstruct_histogram",
     "reconstruct_histogram_wang2022",
+    "reconstruct_with_solver",
+    "answered_queries",
     "wang2022_trapezoid_probabilities",
     "normalised_l1_error",
     "attack_privacy_cost",
     "queries_within_budget",
+    "per_query_rdp",
     "max_vote_share",
     "consensus_tertiles",
     "select_consensus_histograms",
@@ -70,16 +83,24 @@ __all__ = [
 
 SeedLike = Union[np.random.Generator, np.random.SeedSequence, int]
 
-#: Rényi orders of the accountant of Papernot et al. (2018) (the "long list" of their
-#: reference implementation ``pate_2018``): 2, 2.5, …, 100, then 100 log-spaced up to 500.
-DEFAULT_ORDERS: np.ndarray = np.concatenate((np.arange(2.0, 100.0 + 1.0, 0.5), np.logspace(2.0, np.log10(500.0), num=100)))
+#: Rényi orders of PATE's accountant: the "long list" of Papernot et al.'s reference
+#: implementation ``pate_2018`` (2, 2.5, …, 100) continued by 200 log-spaced orders up to
+#: 1000 (issue 14: orders up to ≥ 1000, for near-unanimous histograms whose data-dependent
+#: cost is optimised at high orders).
+DEFAULT_ORDERS: np.ndarray = np.concatenate((np.arange(2.0, 100.0 + 1.0, 0.5), np.logspace(2.0, 3.0, num=200)))
 DEFAULT_ORDERS.setflags(write=False)
 
 #: The hard query limit of the second attacker of Wang et al. 2022, §4.1.
 HARD_QUERY_LIMIT = 10_000
 
-#: RDP → (ε, δ) conversion used for the figures (see the module docstring).
+#: PATE accountants of :func:`attack_privacy_cost` (see the module docstring).
+ACCOUNTANTS = ("confident_gnmax", "gnmax")
+#: The RDP → (ε, δ) conversion of each accountant (``method=None``).
+ACCOUNTANT_CONVERSION = {"confident_gnmax": "balle2020", "gnmax": "classic"}
+#: Conversion of the plain-GNMax accountant (kept for callers of the old default).
 DEFAULT_CONVERSION = "classic"
+#: Reconstruction solvers of :func:`reconstruct_with_solver`.
+SOLVERS = ("ours", "paper")
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: Half-width of the Jacobian's integration range: 2 Φ(−L) = 1e-13 (as in noisy_argmax).
@@ -137,6 +158,36 @@ def sample_answer_counts(hist, sigma: float, num_queries: int, rng: SeedLike, mo
     """
     m = check_positive_int(num_queries, "num_queries")
     return noisy_argmax_counts(hist, sigma, m, rng=_generator(rng), mode=mode)
+
+
+def answered_queries(hist, num_queries: int, threshold: float, sigma_threshold: float, rng: SeedLike) -> int:
+    """How many of ``M`` submitted queries Confident-GNMax answers (Papernot et al. 2018, Alg. 1).
+
+    Each submission passes the threshold check ``max_j n_j + N(0, σ₁²) ≥ T`` independently
+    (fresh noise), so the number answered is ``Binomial(M, Pr[answered])``; a query that
+    fails returns no label (⊥) and the attacker of Wang et al. 2022 gets nothing from it
+    but the (already charged) check. The labels of the answered queries are GNMax draws
+    (:func:`sample_answer_counts`): the check's noise is independent of GNMax's.
+
+    Args:
+        hist: the vote histogram ``(C,)``.
+        num_queries: ``M`` ≥ 0 submitted queries.
+        threshold: ``T``.
+        sigma_threshold: ``σ₁`` > 0.
+        rng: seeded generator (or seed / ``SeedSequence``).
+
+    Returns:
+        The number of answered queries, in ``[0, M]``.
+
+    Raises:
+        ValueError: on a bad histogram, ``M``, ``T`` or ``σ₁``.
+    """
+    h, squeeze = as_histograms(hist)
+    if not squeeze:
+        raise ValueError(f"hist must have shape (C,), got shape {h.shape}")
+    m = check_positive_int(num_queries, "num_queries", minimum=0)
+    pr = math.exp(float(confident_gnmax_log_pr_answered(h[0], threshold, sigma_threshold)))
+    return int(_generator(rng).binomial(m, pr))
 
 
 def answer_frequencies(output_counts) -> np.ndarray:
@@ -728,6 +779,49 @@ def _wang2022_loop(
     )
 
 
+def reconstruct_with_solver(
+    output_counts,
+    sigma: float,
+    num_teachers: int,
+    solver: str = "ours",
+    *,
+    stop_at_negative: bool = False,
+    max_iterations: int = 20_000,
+) -> np.ndarray:
+    """Reconstruct ``Ĥ`` with one of the two solvers (Wang et al. 2022, §3.2 and §4.1).
+
+    * ``"ours"`` — :func:`reconstruct_histogram`: exact ``Q`` and Jacobian, constrained
+      Gauss–Newton on ``{Ĥ ≥ 0, ΣĤ = N}``.
+    * ``"paper"`` — :func:`reconstruct_histogram_wang2022`: Alg. 2 as printed (all-zero
+      start, i.e. ``N/C`` per class after Step 3; ±6σ unit-step trapezoid ``Q``; normalised
+      gradient steps ``10/‖∇J‖`` then ``1/‖∇J‖``; stop when ``‖J‖₂ < 0.01``), capped at
+      ``max_iterations`` steps (the paper states no cap; it reports hours per histogram),
+      with the "stop once estimated histograms started presenting negative values" rule of
+      the budget-limited attack when ``stop_at_negative``.
+
+    Args:
+        output_counts: ``(C,)`` answer counts.
+        sigma: GNMax σ > 0.
+        num_teachers: ``N``.
+        solver: ``"ours"`` or ``"paper"``.
+        stop_at_negative: the paper's budget-attack stopping rule (``"paper"`` only).
+        max_iterations: gradient-step cap of ``"paper"``.
+
+    Returns:
+        ``Ĥ`` ``(C,)`` summing to ``N``.
+
+    Raises:
+        ValueError: on an unknown solver or any input the solver rejects.
+    """
+    if solver == "ours":
+        return reconstruct_histogram(output_counts, sigma, num_teachers)
+    if solver == "paper":
+        return reconstruct_histogram_wang2022(
+            output_counts, sigma, num_teachers, stop_at_negative=stop_at_negative, max_iterations=max_iterations
+        ).estimate
+    raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
 # --------------------------------------------------------------------------------------
 # Metrics and privacy cost
 # --------------------------------------------------------------------------------------
@@ -762,10 +856,35 @@ def normalised_l1_error(true, estimate) -> np.ndarray | float:
     return float(err[0]) if squeeze else err
 
 
-def _check_method(method: str) -> str:
+def _check_method(method: str | None, accountant: str) -> str:
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    if method is None:
+        return ACCOUNTANT_CONVERSION[accountant]
     if method not in ("classic", "balle2020"):
         raise ValueError(f"method must be 'classic' or 'balle2020', got {method!r}")
     return method
+
+
+def per_query_rdp(hist, sigma: float, orders, accountant: str = "gnmax", threshold=None, sigma_threshold=None) -> np.ndarray:
+    """Per-query data-dependent RDP of one histogram under a PATE accountant.
+
+    ``"gnmax"``: :func:`ppaudit.accounting.gnmax_rdp_data_dependent` at ``σ``;
+    ``"confident_gnmax"``: :func:`ppaudit.accounting.confident_gnmax_rdp` with
+    ``(threshold, sigma_threshold, σ)`` (both required).
+
+    Raises:
+        ValueError: on an unknown accountant or missing threshold parameters.
+    """
+    if accountant == "gnmax":
+        return gnmax_rdp_data_dependent(hist, sigma, orders)
+    if accountant == "confident_gnmax":
+        if threshold is None or sigma_threshold is None:
+            raise ValueError(
+                f"accountant 'confident_gnmax' needs threshold and sigma_threshold, got {threshold!r} and {sigma_threshold!r}"
+            )
+        return confident_gnmax_rdp(hist, threshold, sigma_threshold, sigma, orders)
+    raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
 
 
 def attack_privacy_cost(
@@ -774,15 +893,21 @@ def attack_privacy_cost(
     num_queries,
     delta: float,
     orders=DEFAULT_ORDERS,
-    method: str = DEFAULT_CONVERSION,
+    method: str | None = None,
+    *,
+    accountant: str = "gnmax",
+    threshold: float | None = None,
+    sigma_threshold: float | None = None,
 ):
-    """Privacy cost ``ε`` of ``M`` answers to one query (Wang et al. 2022, §4.1 "privacy cost").
+    """Privacy cost ``ε`` of ``M`` queries of one histogram (Wang et al. 2022, §4.1 "privacy cost").
 
-    The data-dependent RDP of GNMax at the true histogram (Papernot et al. 2018, Prop. 7 +
-    Thm 6; :func:`ppaudit.accounting.gnmax_rdp_data_dependent`) is composed ``M`` times
-    (:func:`ppaudit.audit.compose_rdp`) and converted to ``(ε, δ)``-DP, minimised over the
-    orders (:func:`ppaudit.accounting.rdp_to_dp`). This is PATE's own accounting of the
-    attacker's queries, i.e. the quantity PATE's budget monitor would compare to its budget.
+    The per-query data-dependent RDP at the true histogram (:func:`per_query_rdp`: plain
+    GNMax, Papernot et al. 2018 Prop. 7 + Thm 6, or Confident-GNMax's expected cost, threshold
+    check + Pr[answered] · GNMax) is composed ``M`` times (:func:`ppaudit.audit.compose_rdp`)
+    and converted to ``(ε, δ)``-DP, minimised over the orders
+    (:func:`ppaudit.accounting.rdp_to_dp`). This is PATE's own accounting of the attacker's
+    queries, i.e. the quantity PATE's budget monitor compares to its budget. Under
+    Confident-GNMax ``M`` counts *submitted* queries (answered or not).
 
     Args:
         hist: the true histogram ``(C,)``.
@@ -790,14 +915,18 @@ def attack_privacy_cost(
         num_queries: ``M`` (int ≥ 0) or a 1-D array of them.
         delta: δ in (0, 1) (1e-5 for MNIST, 1e-6 for SVHN in Wang §4.1).
         orders: Rényi orders (default: Papernot et al.'s list, :data:`DEFAULT_ORDERS`).
-        method: ``"classic"`` (Mironov 2017, Prop. 3; the figures' default, as in the
-            accountant Wang et al. used) or ``"balle2020"`` (Balle et al. 2020, Thm 20).
+        method: ``"classic"`` (Mironov 2017, Prop. 3) or ``"balle2020"`` (Balle et al.
+            2020, Thm 20); ``None``: the accountant's own (:data:`ACCOUNTANT_CONVERSION`).
+        accountant: ``"gnmax"`` (default, for backward compatibility) or
+            ``"confident_gnmax"`` (the paper's; needs ``threshold`` and ``sigma_threshold``).
+        threshold: Confident-GNMax's ``T``.
+        sigma_threshold: Confident-GNMax's ``σ₁``.
 
     Returns:
         ``ε`` (float) or an array for an array of ``M``; ``M = 0`` costs 0.
 
     Raises:
-        ValueError: on a bad histogram, σ, ``M``, δ, orders or method.
+        ValueError: on a bad histogram, σ, ``M``, δ, orders, method or accountant.
     """
     h, squeeze = as_histograms(hist)
     if not squeeze:
@@ -805,14 +934,14 @@ def attack_privacy_cost(
     s = check_sigma(sigma)
     a = as_orders(orders)
     d = check_probability(delta, "delta")
-    meth = _check_method(method)
+    meth = _check_method(method, accountant)
     try:
         m = np.asarray(num_queries, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"num_queries must be non-negative integers, got {num_queries!r}") from None
     if m.ndim > 1 or not np.all(np.isfinite(m)) or np.any(m < 0) or np.any(np.round(m) != m):
         raise ValueError(f"num_queries must be non-negative integers, got {num_queries!r}")
-    per_query = gnmax_rdp_data_dependent(h[0], s, a)
+    per_query = per_query_rdp(h[0], s, a, accountant, threshold, sigma_threshold)
     out = np.array([
         0.0 if int(k) == 0 else rdp_to_dp(compose_rdp(per_query, repetitions=int(k)), a, d, method=meth)
         for k in np.atleast_1d(m)
@@ -827,7 +956,11 @@ def queries_within_budget(
     delta: float,
     max_queries: int | None = HARD_QUERY_LIMIT,
     orders=DEFAULT_ORDERS,
-    method: str = DEFAULT_CONVERSION,
+    method: str | None = None,
+    *,
+    accountant: str = "gnmax",
+    threshold: float | None = None,
+    sigma_threshold: float | None = None,
 ) -> int:
     """Number of answers an attacker gets before PATE's privacy budget is spent (Wang §4.1).
 
@@ -848,7 +981,10 @@ def queries_within_budget(
             stops at 10^15 answers, returned if even those stay within the budget (a
             histogram so consensual that its data-dependent cost vanishes).
         orders: Rényi orders.
-        method: ``"classic"`` or ``"balle2020"``.
+        method: ``"classic"``, ``"balle2020"`` or ``None`` (the accountant's own).
+        accountant, threshold, sigma_threshold: as in :func:`attack_privacy_cost`. With
+            ``"confident_gnmax"`` the budget counts submitted queries; about
+            ``M · Pr[answered]`` of them return a label (:func:`answered_queries`).
 
     Returns:
         ``M`` ≥ 0.
@@ -862,7 +998,9 @@ def queries_within_budget(
     cap = 10**15 if max_queries is None else check_positive_int(max_queries, "max_queries")
 
     def cost(k: int) -> float:
-        return attack_privacy_cost(hist, sigma, k, delta, orders, method)
+        return attack_privacy_cost(
+            hist, sigma, k, delta, orders, method, accountant=accountant, threshold=threshold, sigma_threshold=sigma_threshold
+        )
 
     if math.isinf(b) or cost(cap) <= b:
         cost(1)  # validate the inputs even when the budget cannot bind

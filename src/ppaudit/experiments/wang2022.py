@@ -2,11 +2,19 @@
 
 * :func:`vote_histograms` — teachers' votes ``(k, n)`` → vote histograms ``(n, C)``.
 * :func:`attack_selected_histograms` — the two attackers of §4.1 on the L/M/H histograms:
-  the hard query limit (``M`` = 10^4 answers for every σ) and the privacy-budget limit
-  (answers until PATE's own data-dependent accounting reaches the budget, σ = 40). Every
-  row holds the number of answers, the reconstruction error (:func:`normalised_l1_error`)
-  and the privacy cost (:func:`attack_privacy_cost`, classic RDP→DP conversion).
-* :func:`sigma_findings` — the finding "error falls as σ grows" (§4.2) as numbers + booleans.
+  the hard query limit (``M`` = 10^4 queries for every σ) and the privacy-budget limit
+  (queries until PATE's own data-dependent accounting reaches the budget, σ = 40). PATE's
+  accountant is the paper's by default — Confident-GNMax (Papernot et al. 2018; threshold
+  check + Pr[answered] · GNMax, improved RDP→DP conversion) — or plain GNMax with the
+  classic conversion (``accountant="gnmax"``). Every answered query is reconstructed by
+  each requested solver (``ours``: constrained Gauss–Newton; ``paper``: Alg. 2's gradient
+  descent) on the same answers; every row holds the solver (``procedure``), the number of
+  submitted and answered queries, the reconstruction error (:func:`normalised_l1_error`)
+  and the privacy cost (:func:`attack_privacy_cost`).
+* :func:`sigma_findings` — the finding "error falls as σ grows" (§4.2) as numbers + booleans,
+  per solver.
+* :func:`budget_findings` — the budget-limited attack's mean error and query counts against
+  the paper's number for the dataset (0.11 for MNIST, 0.05 for SVHN).
 * :func:`reconstruct_consensus` — the end-to-end PhD attack (App. E): reconstruct each
   2-class histogram from noisy answers, then take its consensus.
 * :func:`caching_reconstruction` and :func:`caching_audits` — the answer-caching defence
@@ -25,23 +33,28 @@ import numpy as np
 import pandas as pd
 
 from ..attacks.histogram import (
+    ACCOUNTANTS,
+    SOLVERS,
     NoisyArgmaxInterface,
+    answered_queries,
     attack_privacy_cost,
     max_vote_share,
     normalised_l1_error,
     queries_within_budget,
     reconstruct_histogram,
+    reconstruct_with_solver,
     sample_answer_counts,
 )
-from ..audit import compose_rdp, two_cut_lower_bound
+from ..audit import compose_rdp, sample_transcript_counts, transcript_audit, two_cut_lower_bound
 from ..divergence import exact_rdp
-from ..montecarlo import model_noisy_argmax_counts, noisy_argmax_counts
+from ..montecarlo import noisy_argmax_counts
 from ..noisy_argmax import class_probabilities
 
 __all__ = [
     "vote_histograms",
     "attack_selected_histograms",
     "sigma_findings",
+    "budget_findings",
     "reconstruct_consensus",
     "caching_reconstruction",
     "caching_audits",
@@ -79,59 +92,137 @@ def attack_selected_histograms(
     budget: float,
     budget_sigma: float,
     rng: np.random.Generator,
+    *,
+    accountant: str = "confident_gnmax",
+    threshold: float | None = None,
+    sigma_threshold: float | None = None,
+    solvers=("ours", "paper"),
+    paper_max_iterations: int = 20_000,
 ) -> pd.DataFrame:
-    """Both attackers of Wang §4.1 on the selected histograms (one row per attack).
+    """Both attackers of Wang §4.1 on the selected histograms (one row per attack × solver).
 
-    Columns: ``attack`` (``query_limit`` / ``budget``), ``label``, ``level``, ``index``,
-    ``max_vote_share``, ``sigma``, ``num_queries``, ``error``, ``privacy_cost``, ``budget``,
-    ``delta``, ``true`` and ``estimate`` (histograms as space-separated numbers).
+    Per histogram: the hard-query-limit attacker submits ``num_queries`` queries at every σ
+    of ``sigmas``; the budget-limited attacker submits, at ``budget_sigma``, the largest
+    number of queries whose cost stays within ``budget`` (:func:`queries_within_budget`).
+    Under ``accountant="confident_gnmax"`` (the paper's: Wang §4.1 follows "the
+    parameterization from Papernot et al." 2018, Confident-GNMax with threshold ``T`` and
+    check noise ``σ₁``, GNMax noise σ) a submitted query is answered with probability
+    ``Pr[max n + N(0, σ₁²) ≥ T]`` and otherwise returns no label
+    (:func:`ppaudit.attacks.histogram.answered_queries`); the attacker reconstructs from
+    the answered ones. Under ``"gnmax"`` every query is answered. The same answer counts
+    are given to every solver of ``solvers`` (``"paper"`` uses the §4.1 stop-at-negative
+    rule on the budget attack, as the paper does "for the attacks against canonical
+    settings"); with no answer at all the estimate is the uninformed ``N/C`` per class.
+
+    Args:
+        histograms: ``(K, C)`` vote histograms.
+        selection: output of :func:`ppaudit.attacks.histogram.select_consensus_histograms`.
+        sigmas: GNMax σ grid of the hard-query-limit attacker.
+        num_queries: its query limit (10^4 in the paper).
+        delta: δ of the privacy cost (1e-5 MNIST, 1e-6 SVHN).
+        budget: ε budget of the budget-limited attacker (1.97 MNIST, 4.96 SVHN).
+        budget_sigma: its GNMax σ (40).
+        rng: generator for the answers.
+        accountant: ``"confident_gnmax"`` (default) or ``"gnmax"``.
+        threshold: Confident-GNMax ``T`` (200 MNIST, 300 SVHN).
+        sigma_threshold: Confident-GNMax ``σ₁`` (150 MNIST, 200 SVHN).
+        solvers: subset of ``("ours", "paper")``.
+        paper_max_iterations: gradient-step cap of the paper's solver.
+
+    Returns:
+        Columns ``attack`` (``query_limit`` / ``budget``), ``procedure`` (the solver:
+        ``paper`` / ``ours``), ``accountant``, ``label``, ``level``, ``index``,
+        ``max_vote_share``, ``sigma``, ``num_queries`` (submitted), ``num_answered``,
+        ``error``, ``privacy_cost``, ``budget``, ``delta``, ``threshold``,
+        ``sigma_threshold``, ``true`` and ``estimate`` (space-separated numbers).
+
+    Raises:
+        ValueError: on an unknown accountant or solver, or missing threshold parameters.
     """
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    solvers = tuple(solvers)
+    if not solvers or any(sv not in SOLVERS for sv in solvers):
+        raise ValueError(f"solvers must be a non-empty subset of {SOLVERS}, got {solvers!r}")
+    confident = accountant == "confident_gnmax"
+    if confident and (threshold is None or sigma_threshold is None):
+        raise ValueError(f"accountant 'confident_gnmax' needs threshold and sigma_threshold, got {threshold!r} and {sigma_threshold!r}")
+    acc = {"accountant": accountant, "threshold": threshold if confident else None, "sigma_threshold": sigma_threshold if confident else None}
     histograms = np.asarray(histograms, dtype=float)
     num_teachers = int(round(histograms[0].sum()))
     rows = []
     for _, sel in selection.iterrows():
         h = histograms[int(sel["index"])]
         plans = [("query_limit", float(s), int(num_queries), math.inf) for s in sigmas]
-        m_budget = queries_within_budget(h, budget_sigma, budget, delta, max_queries=None)
+        m_budget = queries_within_budget(h, budget_sigma, budget, delta, max_queries=None, **acc)
         plans.append(("budget", float(budget_sigma), int(m_budget), float(budget)))
         for attack, sigma, m, b in plans:
-            if m >= 1:
-                counts = _counts(h, sigma, m, rng)
-                est = reconstruct_histogram(counts, sigma, num_teachers)
-                err = float(normalised_l1_error(h, est))
-            else:  # not even one answer within the budget: the attacker knows nothing
-                est = np.full_like(h, num_teachers / len(h))
-                err = float(normalised_l1_error(h, est))
-            rows.append(
-                {
-                    "attack": attack,
-                    "label": sel["label"],
-                    "level": sel["level"],
-                    "index": int(sel["index"]),
-                    "max_vote_share": float(sel["max_vote_share"]),
-                    "sigma": sigma,
-                    "num_queries": m,
-                    "error": err,
-                    "privacy_cost": float(attack_privacy_cost(h, sigma, m, delta)),
-                    "budget": b,
-                    "delta": delta,
-                    "true": " ".join(f"{v:g}" for v in h),
-                    "estimate": " ".join(f"{v:.4f}" for v in est),
-                }
-            )
+            answered = answered_queries(h, m, threshold, sigma_threshold, rng) if confident else m
+            counts = _counts(h, sigma, answered, rng) if answered >= 1 else None
+            cost = float(attack_privacy_cost(h, sigma, m, delta, **acc))
+            for solver in solvers:
+                if counts is None:  # no answer: the attacker knows nothing
+                    est = np.full_like(h, num_teachers / len(h))
+                else:
+                    est = reconstruct_with_solver(
+                        counts, sigma, num_teachers, solver, stop_at_negative=attack == "budget", max_iterations=paper_max_iterations
+                    )
+                rows.append(
+                    {
+                        "attack": attack,
+                        "procedure": solver,
+                        "accountant": accountant,
+                        "label": sel["label"],
+                        "level": sel["level"],
+                        "index": int(sel["index"]),
+                        "max_vote_share": float(sel["max_vote_share"]),
+                        "sigma": sigma,
+                        "num_queries": m,
+                        "num_answered": int(answered),
+                        "error": float(normalised_l1_error(h, est)),
+                        "privacy_cost": cost,
+                        "budget": b,
+                        "delta": delta,
+                        "threshold": acc["threshold"] if confident else math.nan,
+                        "sigma_threshold": acc["sigma_threshold"] if confident else math.nan,
+                        "true": " ".join(f"{v:g}" for v in h),
+                        "estimate": " ".join(f"{v:.4f}" for v in est),
+                    }
+                )
     return pd.DataFrame(rows)
+
+
+def _procedures(attacks: pd.DataFrame) -> list:
+    return list(dict.fromkeys(attacks["procedure"])) if "procedure" in attacks else [None]
 
 
 def sigma_findings(attacks: pd.DataFrame, dataset: str) -> pd.DataFrame:
     """"Error falls as σ grows" (Wang §4.2) on the hard-query-limit attacks of one dataset.
 
-    Checks: (1) the mean error at the largest σ is below the mean error at the smallest σ;
-    (2) the Spearman correlation between σ and error (over histograms × σ) is negative;
-    (3) the mean error decreases monotonically over the σ grid; (4) the share of histograms
-    whose error at the largest σ is below their error at the smallest σ is > 1/2; (5) per
-    consensus level (when the rows carry ``level``), check (1) within the level.
+    Per solver (``procedure`` column, when present): (1) the mean error at the largest σ is
+    below the mean error at the smallest σ; (2) the Spearman correlation between σ and
+    error (over histograms × σ) is negative; (3) the mean error decreases monotonically over
+    the σ grid; (4) the share of histograms whose error at the largest σ is below their
+    error at the smallest σ is > 1/2; (5) per consensus level (when the rows carry
+    ``level``), check (1) within the level. The mean errors per σ are in ``description``.
+
+    Returns:
+        Columns ``dataset``, ``finding``, ``procedure``, ``check``, ``description``,
+        ``value``, ``reference``, ``holds``.
     """
-    q = attacks[attacks["attack"] == "query_limit"]
+    out = []
+    for proc in _procedures(attacks):
+        sub = attacks if proc is None else attacks[attacks["procedure"] == proc]
+        t = _sigma_checks(sub[sub["attack"] == "query_limit"])
+        t.insert(0, "procedure", proc if proc is not None else "ours")
+        out.append(t)
+    table = pd.concat(out, ignore_index=True)
+    table.insert(0, "dataset", dataset)
+    table.insert(1, "finding", "error falls as sigma grows (Wang 2022, Sec. 4.2)")
+    return table
+
+
+def _sigma_checks(q: pd.DataFrame) -> pd.DataFrame:
     sig = sorted(q["sigma"].unique())
     means = q.groupby("sigma")["error"].mean().reindex(sig)
     lo, hi = sig[0], sig[-1]
@@ -142,7 +233,7 @@ def sigma_findings(attacks: pd.DataFrame, dataset: str) -> pd.DataFrame:
     rows = [
         ("mean_error_at_max_sigma_below_min_sigma", f"mean error σ={hi:g} vs σ={lo:g}", float(means[hi]), float(means[lo]), bool(means[hi] < means[lo])),
         ("spearman_sigma_error_negative", "Spearman ρ(σ, error)", rho, 0.0, bool(rho < 0)),
-        ("mean_error_monotone_decreasing", "mean error per σ " + ", ".join(f"{v:.4f}" for v in means), float(means.iloc[-1]), float(means.iloc[0]), mono),
+        ("mean_error_monotone_decreasing", "mean error per σ " + ", ".join(f"{s:g}: {v:.4f}" for s, v in means.items()), float(means.iloc[-1]), float(means.iloc[0]), mono),
         ("share_histograms_improving", f"share of histograms with error(σ={hi:g}) < error(σ={lo:g})", share, 0.5, bool(share > 0.5)),
     ]
     if "level" in q:
@@ -152,10 +243,44 @@ def sigma_findings(attacks: pd.DataFrame, dataset: str) -> pd.DataFrame:
                 continue
             m = lq.groupby("sigma")["error"].mean()
             rows.append((f"mean_error_falls_{level}_consensus", f"{level}-consensus histograms: mean error σ={hi:g} vs σ={lo:g}", float(m[hi]), float(m[lo]), bool(m[hi] < m[lo])))
-    out = pd.DataFrame(rows, columns=["check", "description", "value", "reference", "holds"])
-    out.insert(0, "dataset", dataset)
-    out.insert(1, "finding", "error falls as sigma grows (Wang 2022, Sec. 4.2)")
-    return out
+    return pd.DataFrame(rows, columns=["check", "description", "value", "reference", "holds"])
+
+
+def budget_findings(attacks: pd.DataFrame, dataset: str, paper_error: float, paper_dataset: str) -> pd.DataFrame:
+    """The budget-limited attack (Wang §4.2, Fig. 4) against the paper's mean error, per solver.
+
+    Rows per ``procedure``: ``budget_attack_mean_error_at_most_paper`` (mean error ≤ the
+    paper's, e.g. 0.11 for MNIST at ε = 1.97, 0.05 for SVHN at ε = 4.96) and
+    ``budget_attack_mean_queries`` / ``budget_attack_mean_answered`` (the query counts the
+    accountant allowed; ``holds`` is empty — numbers, not checks).
+
+    Args:
+        attacks: rows of :func:`attack_selected_histograms` for one dataset.
+        dataset: our dataset name.
+        paper_error: the paper's mean error for the dataset it stands for.
+        paper_dataset: that dataset's name in the paper (``MNIST`` / ``SVHN``).
+    """
+    rows = []
+    budget = attacks[attacks["attack"] == "budget"]
+    for proc in _procedures(attacks):
+        b = budget if proc is None else budget[budget["procedure"] == proc]
+        acc = str(b["accountant"].iloc[0]) if "accountant" in b else "gnmax"
+        setting = f"budget {b['budget'].iloc[0]:g}, δ {b['delta'].iloc[0]:g}, σ {b['sigma'].iloc[0]:g}, accountant {acc}"
+        err = float(b["error"].mean())
+        answered = b["num_answered"] if "num_answered" in b else b["num_queries"]
+        base = {"dataset": dataset, "procedure": proc if proc is not None else "ours"}
+        rows += [
+            {**base, "finding": f"budget-limited attack is accurate (Wang 2022, Sec. 4.2: mean {paper_error:g} on {paper_dataset})",
+             "check": "budget_attack_mean_error_at_most_paper", "description": f"mean error, {setting}",
+             "value": err, "reference": float(paper_error), "holds": bool(err <= paper_error)},
+            {**base, "finding": "queries allowed by PATE's accountant within the budget (Wang 2022, Sec. 4.1)",
+             "check": "budget_attack_mean_queries", "description": f"mean submitted queries (range {b['num_queries'].min()}-{b['num_queries'].max()}), {setting}",
+             "value": float(b["num_queries"].mean()), "reference": math.nan, "holds": None},
+            {**base, "finding": "answered queries within the budget (Confident-GNMax returns no label below the threshold)",
+             "check": "budget_attack_mean_answered", "description": f"mean answered queries, {setting}",
+             "value": float(answered.mean()), "reference": math.nan, "holds": None},
+        ]
+    return pd.DataFrame(rows, columns=["dataset", "finding", "procedure", "check", "description", "value", "reference", "holds"])
 
 
 def reconstruct_consensus(histograms: np.ndarray, sigma: float, num_queries: int, rng: np.random.Generator) -> np.ndarray:
@@ -287,60 +412,20 @@ def caching_audits(hist, sigma: float, trials: int, orders, num_repetitions: int
     return pd.DataFrame(rows)
 
 
-#: Normal draws per chunk of :func:`repeated_query_counts` (bounded memory: 8 bytes each).
-_TRANSCRIPT_CHUNK_ELEMENTS = 4_000_000
-
-
 def repeated_query_counts(model, num_classes: int, sigma: float, num_repetitions: int, trials: int, rng: np.random.Generator, cache_answers: bool) -> np.ndarray:
     """Answer counts of ``trials`` transcripts of one query asked ``num_repetitions`` times.
 
-    One transcript is one training-phase instantiation: its histogram ``H ~ model`` is drawn
-    once (the teachers are fixed while the adversary repeats its query — Chadha et al. 2024,
-    §5.1) and the ``n_Q`` answers are Gaussian noisy argmaxes of that ``H`` with fresh noise
-    each (no cache) or the first answer repeated (cache, Wang et al. 2022 §5). The counts
-    vector is a sufficient statistic of an exchangeable transcript.
-
-    Args:
-        model: ``model(rng, n) -> (n, C)`` histogram sampler (e.g.
-            :meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler`).
-        num_classes: ``C``.
-        sigma: noise standard deviation.
-        num_repetitions: ``n_Q`` answers per transcript.
-        trials: transcripts.
-        rng: generator.
-        cache_answers: answer caching on/off.
+    Thin alias of :func:`ppaudit.audit.sample_transcript_counts` (one implementation; see
+    there for the model: one histogram per transcript, fresh noise per answer or the first
+    answer repeated with the cache of Wang et al. 2022 §5).
 
     Returns:
         ``(trials, C)`` int64 answer counts; every row sums to ``n_Q``.
+
+    Raises:
+        ValueError: on ``num_repetitions < 1`` or ``trials < 1``.
     """
-    c, n, t = int(num_classes), int(num_repetitions), int(trials)
-    if n < 1 or t < 1:
-        raise ValueError(f"num_repetitions and trials must be >= 1, got {num_repetitions} and {trials}")
-    out = np.zeros((t, c), dtype=np.int64)
-    per_row = c if cache_answers else n * c
-    rows = max(1, _TRANSCRIPT_CHUNK_ELEMENTS // per_row)
-    for a in range(0, t, rows):
-        b = min(t, a + rows)
-        h = np.asarray(model(rng, b - a), dtype=np.float64)
-        if cache_answers:
-            ans = np.argmax(h + sigma * rng.standard_normal((b - a, c)), axis=1)
-            out[np.arange(a, b), ans] = n
-        else:
-            ans = np.argmax(h[:, None, :] + sigma * rng.standard_normal((b - a, n, c)), axis=2)
-            flat = ans + (np.arange(b - a) * c)[:, None]
-            out[a:b] = np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
-    return out
-
-
-def _score_edges(scores: np.ndarray, num_bins: int) -> np.ndarray:
-    """Bin edges of transcript scores: midpoints between the distinct values when there are
-    at most ``num_bins`` (a cached transcript has at most ``C``), else quantiles of the
-    distinct values. Quantiles of the raw scores would merge every rare value below or
-    above a heavy atom (most transcripts answer the top class) into one bin."""
-    u = np.unique(scores)
-    if u.size <= num_bins:
-        return (u[1:] + u[:-1]) / 2.0
-    return np.unique(np.quantile(u, np.linspace(0, 1, num_bins + 1)[1:-1]))
+    return sample_transcript_counts(model, num_classes, sigma, num_repetitions, trials, rng, cache_answers)
 
 
 def caching_transcript_audit(
@@ -353,65 +438,41 @@ def caching_transcript_audit(
     rng: np.random.Generator,
     num_bins: int = 64,
     pilot_fraction: float = 0.2,
+    statistic: str = "auto",
 ) -> pd.DataFrame:
     """2-cut audits of a repeated-query (AdvQ) adversary's transcript, with and without caching.
 
     The AdvQ adversaries of Chadha et al. 2024 (§5.1) ask their canary query ``n_Q`` times;
     the PATE/CaPC stage audits one answer and composes (``n_Q · b(α)``). Here the whole
-    transcript is audited directly, on the fitted vote model (``model`` is a
-    :class:`ppaudit.vote_models.NeighbouringVoteModel`: ``H_S`` and ``H_S'`` of one query):
-
-    1. a pilot (``pilot_fraction · trials`` independent single answers per side) estimates
-       the single-answer output laws ``p``, ``p'`` (add-½ smoothing); the transcript's score
-       is its log-likelihood ratio under independent answers, ``Σ_j n_j log(p_j / p'_j)``;
-    2. pilot transcripts (same size, independent of the audit draws) fix at most
-       ``num_bins`` score bins (:func:`_score_edges`: one bin per distinct pilot score when
-       there are few, else quantiles of the distinct scores, so that rare extreme scores
-       keep their own bins) — the audit's discrete outputs;
-    3. ``trials`` transcripts per side are binned and audited with
-       :func:`ppaudit.audit.two_cut_lower_bound` (Clopper–Pearson, split selection of the
-       output set) — a valid lower bound on the RDP of the transcript whatever the score.
-
-    With the cache a transcript is one answer repeated, so its score bins are single
-    answers and the audit can measure no more than the single-answer leakage (a function of
-    one answer cannot have larger Rényi divergence); without it the ``n_Q`` answers add up.
-    The single-answer audit with the same ``trials`` is returned for comparison. The score
-    assumes independent answers, which they are not (the histogram is shared), so with a
-    finite ``trials`` the uncached transcript audit can fall below the single-answer audit
-    when the leakage sits in rare outputs, although its true divergence is at least as large.
+    transcript is audited on the fitted vote model with :func:`ppaudit.audit.transcript_audit`
+    (one implementation: ``T`` transcripts per side, the transcript's log-likelihood ratio
+    — exact under the model where its base enumerates, else from a pilot of single answers —
+    binned on pilot transcripts, 2-cut Clopper–Pearson with split selection), for the
+    uncached interface (``no_cache``) and the cached one (``cache``: one answer repeated, so
+    it can show no more than the single-answer leakage), next to the single-answer audit
+    (``single_answer``: the cached transcript's counts divided by ``n_Q`` are one answer).
 
     Returns:
         Rows ``(view, order, audit)`` with ``view`` in ``single_answer``, ``no_cache``,
-        ``cache``, plus ``trials``, ``num_repetitions``, ``sigma``, ``confidence``.
+        ``cache``, plus ``trials``, ``num_repetitions``, ``sigma``, ``confidence``,
+        ``statistic`` and ``procedure`` (``"ours"``).
     """
     orders = np.asarray(orders, dtype=float)
-    c = model.num_classes
-    s_sampler, p_sampler = model.sampler("S"), model.sampler("S_prime")
-    pilot = max(1000, int(round(pilot_fraction * trials)))
-    q0 = model_noisy_argmax_counts(s_sampler, c, sigma, pilot, rng=rng)
-    q1 = model_noisy_argmax_counts(p_sampler, c, sigma, pilot, rng=rng)
-    w = np.log((q0 + 0.5) / (q0.sum() + 0.5 * c)) - np.log((q1 + 0.5) / (q1.sum() + 0.5 * c))
-    single0 = model_noisy_argmax_counts(s_sampler, c, sigma, trials, rng=rng)
-    single1 = model_noisy_argmax_counts(p_sampler, c, sigma, trials, rng=rng)
-    bounds = {"single_answer": two_cut_lower_bound(single0, single1, orders, confidence=confidence, rng=rng).lower_bound}
-    for view, cache in (("no_cache", False), ("cache", True)):
-        pilot_scores = np.concatenate([
-            repeated_query_counts(smp, c, sigma, num_repetitions, pilot, rng, cache) @ w for smp in (s_sampler, p_sampler)
-        ])
-        edges = _score_edges(pilot_scores, num_bins)
-        counts = [
-            np.bincount(np.searchsorted(edges, repeated_query_counts(smp, c, sigma, num_repetitions, trials, rng, cache) @ w, side="right"), minlength=edges.size + 1)
-            for smp in (s_sampler, p_sampler)
-        ]
-        if edges.size == 0:  # every pilot score equal: nothing to separate
-            bounds[view] = np.zeros_like(orders)
-        else:
-            bounds[view] = two_cut_lower_bound(counts[0], counts[1], orders, confidence=confidence, rng=rng).lower_bound
+    g_single, g_free, g_cache = rng.spawn(3)
+    runs = {
+        "single_answer": transcript_audit(model, sigma, 1, trials, orders, confidence, g_single, statistic=statistic,
+                                          num_bins=num_bins, pilot_fraction=pilot_fraction),
+        "no_cache": transcript_audit(model, sigma, num_repetitions, trials, orders, confidence, g_free, statistic=statistic,
+                                     num_bins=num_bins, pilot_fraction=pilot_fraction),
+        "cache": transcript_audit(model, sigma, num_repetitions, trials, orders, confidence, g_cache, cache_answers=True,
+                                  statistic=statistic, num_bins=num_bins, pilot_fraction=pilot_fraction),
+    }
     return pd.DataFrame(
         [
-            {"view": view, "order": float(a), "audit": float(b[i]), "trials": int(trials), "num_repetitions": int(num_repetitions),
-             "sigma": float(sigma), "confidence": float(confidence)}
-            for view, b in bounds.items()
+            {"view": view, "order": float(a), "audit": float(res.rdp_lower_bound[i]), "trials": int(trials),
+             "num_repetitions": int(num_repetitions), "sigma": float(sigma), "confidence": float(confidence),
+             "statistic": res.statistic, "procedure": res.procedure}
+            for view, res in runs.items()
             for i, a in enumerate(orders)
         ]
     )

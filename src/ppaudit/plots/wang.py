@@ -54,86 +54,133 @@ def _labels_colours(df):
     return list(df["label"]), [LEVEL_COLOURS.get(v, "grey") for v in df["level"]]
 
 
-def plot_budget_errors(data: dict):
-    """Fig. 4: error per histogram of the budget-limited attacker, one panel per dataset.
+def _procedures(df: pd.DataFrame) -> list:
+    """Solvers present (``procedure`` column: paper / ours), paper first; ``["ours"]`` for
+    rows from before the column existed."""
+    if "procedure" not in df:
+        return ["ours"]
+    present = list(dict.fromkeys(df["procedure"]))
+    return [p for p in ("paper", "ours") if p in present] + [p for p in present if p not in ("paper", "ours")]
 
-    ``data``: dataset title → attack rows with ``attack == "budget"``.
+
+def _with_procedure(df: pd.DataFrame) -> pd.DataFrame:
+    out = df if "procedure" in df else df.assign(procedure="ours")
+    if "accountant" not in out:
+        out = out.assign(accountant="gnmax")
+    if "num_answered" not in out:
+        out = out.assign(num_answered=out["num_queries"])
+    return out
+
+
+PROCEDURE_NAMES = {"paper": "paper's solver (Alg. 2 gradient descent)", "ours": "our solver (constrained Gauss–Newton)"}
+PROCEDURE_HATCH = {"paper": "//", "ours": None}
+
+
+def plot_budget_errors(data: dict):
+    """Fig. 4: error per histogram of the budget-limited attacker, one panel per dataset,
+    one bar per solver (``procedure``: paper hatched, ours solid) on the same answers.
+
+    ``data``: dataset title → attack rows (those with ``attack == "budget"`` are plotted).
     """
-    fig, axes = plt.subplots(1, len(data), figsize=(6 * len(data), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(data), figsize=(6.5 * len(data), 3.9), squeeze=False)
     out = []
     for ax, (name, df) in zip(axes[0], data.items()):
-        df = df[df["attack"] == "budget"].reset_index(drop=True)
-        labels, colours = _labels_colours(df)
-        ax.bar(range(len(df)), df["error"], color=colours)
-        ax.set_xticks(range(len(df)), labels, rotation=90, fontsize=8)
-        budget, delta, sigma = df["budget"].iloc[0], df["delta"].iloc[0], df["sigma"].iloc[0]
-        ax.set_title(f"{name}: budget ε = {budget:g} (δ = {delta:g}), σ = {sigma:g}\nmean error {df['error'].mean():.3f}", fontsize=10)
+        df = _with_procedure(df[df["attack"] == "budget"])
+        procs = _procedures(df)
+        width = 0.8 / len(procs)
+        labels = list(dict.fromkeys(df["label"]))
+        means = []
+        for j, proc in enumerate(procs):
+            d = df[df["procedure"] == proc].set_index("label").reindex(labels).reset_index()
+            _, colours = _labels_colours(d)
+            x = np.arange(len(labels)) + (j - (len(procs) - 1) / 2) * width
+            ax.bar(x, d["error"], width=width, color=colours, hatch=PROCEDURE_HATCH.get(proc), edgecolor="black", lw=0.3,
+                   label=PROCEDURE_NAMES.get(proc, proc))
+            means.append(f"{proc} {d['error'].mean():.3f}")
+            out.append(d.assign(dataset=name)[["dataset", "procedure", "accountant", "label", "level", "sigma", "budget", "delta",
+                                               "num_queries", "num_answered", "privacy_cost", "error"]])
+        first = df[df["procedure"] == procs[0]].set_index("label").reindex(labels)
+        for i, (m, a) in enumerate(zip(first["num_queries"], first["num_answered"])):
+            ax.annotate(f"{int(m):,}/{int(a):,}", (i, float(df["error"].max())), ha="center", va="bottom", fontsize=5, rotation=90)
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=8)
+        budget, delta, sigma, acc = df["budget"].iloc[0], df["delta"].iloc[0], df["sigma"].iloc[0], df["accountant"].iloc[0]
+        ax.set_title(f"{name}: budget ε = {budget:g} (δ = {delta:g}), σ = {sigma:g}, accountant {acc}\n"
+                     f"mean error: {', '.join(means)}; numbers: queries submitted/answered", fontsize=9)
         ax.set_ylabel("error rate (normalised L1)")
-        for i, m in enumerate(df["num_queries"]):
-            ax.annotate(f"{int(m):,}", (i, df["error"].iloc[i]), ha="center", va="bottom", fontsize=6, rotation=90)
-        ax.set_ylim(0, 1.25 * float(df["error"].max()))
-        out.append(df.assign(dataset=name)[["dataset", "label", "level", "sigma", "budget", "delta", "num_queries", "privacy_cost", "error"]])
+        ax.set_ylim(0, 1.5 * float(df["error"].max()) + 1e-9)
+        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig, pd.concat(out, ignore_index=True)
 
 
 def plot_error_vs_cost(data: dict):
     """Fig. 5: error vs privacy cost of the 10^4-query attacks (each histogram and σ), with
-    the mean per (dataset, σ) as large markers."""
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    the mean per (dataset, σ) as large markers; one panel per solver (``procedure``)."""
+    frames = {name: _with_procedure(df[df["attack"] == "query_limit"]) for name, df in data.items()}
+    procs = _procedures(pd.concat(frames.values(), ignore_index=True))
+    fig, axes = plt.subplots(1, len(procs), figsize=(6 * len(procs), 4.4), squeeze=False)
     markers = ["o", "s", "^", "D"]
     out = []
-    for (name, df), mk in zip(data.items(), markers):
-        df = df[df["attack"] == "query_limit"]
-        sigmas = sorted(df["sigma"].unique())
-        cmap = plt.get_cmap("viridis", len(sigmas))
-        for j, s in enumerate(sigmas):
-            d = df[df["sigma"] == s]
-            ax.scatter(d["privacy_cost"], d["error"], s=12, marker=mk, color=cmap(j), alpha=0.45)
-            ax.scatter(d["privacy_cost"].mean(), d["error"].mean(), s=90, marker=mk, color=cmap(j), edgecolor="black", label=f"{name}, σ = {s:g} (mean)")
-            out.append(d.assign(dataset=name, point="histogram")[["dataset", "point", "label", "sigma", "privacy_cost", "error"]])
-            out.append(pd.DataFrame([{"dataset": name, "point": "mean", "label": "", "sigma": s, "privacy_cost": d["privacy_cost"].mean(), "error": d["error"].mean()}]))
-    res = pd.concat(out, ignore_index=True)
-    rho = res[res["point"] == "histogram"][["privacy_cost", "error"]].corr(method="spearman").iloc[0, 1]
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("privacy cost ε of the attack (10^4 queries)")
-    ax.set_ylabel("error rate (normalised L1)")
-    ax.set_title(f"Error vs privacy cost (Spearman ρ = {rho:.2f})", fontsize=10)
-    ax.legend(fontsize=7, ncol=2)
+    for ax, proc in zip(axes[0], procs):
+        rows = []
+        for (name, df), mk in zip(frames.items(), markers):
+            df = df[df["procedure"] == proc]
+            sigmas = sorted(df["sigma"].unique())
+            cmap = plt.get_cmap("viridis", max(len(sigmas), 1))
+            for j, s in enumerate(sigmas):
+                d = df[df["sigma"] == s]
+                ax.scatter(d["privacy_cost"], d["error"], s=12, marker=mk, color=cmap(j), alpha=0.45)
+                ax.scatter(d["privacy_cost"].mean(), d["error"].mean(), s=90, marker=mk, color=cmap(j), edgecolor="black", label=f"{name}, σ = {s:g} (mean)")
+                rows.append(d.assign(dataset=name, point="histogram")[["dataset", "procedure", "point", "label", "sigma", "privacy_cost", "error"]])
+                rows.append(pd.DataFrame([{"dataset": name, "procedure": proc, "point": "mean", "label": "", "sigma": s,
+                                           "privacy_cost": d["privacy_cost"].mean(), "error": d["error"].mean()}]))
+        res = pd.concat(rows, ignore_index=True)
+        pts = res[res["point"] == "histogram"]
+        rho = pts[["privacy_cost", "error"]].corr(method="spearman").iloc[0, 1] if len(pts) > 1 else float("nan")
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("privacy cost ε of the attack (10^4 queries)")
+        ax.set_ylabel("error rate (normalised L1)")
+        ax.set_title(f"{PROCEDURE_NAMES.get(proc, proc)}\nerror vs privacy cost (Spearman ρ = {rho:.2f})", fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        out.append(res)
     fig.tight_layout()
-    return fig, res
+    return fig, pd.concat(out, ignore_index=True)
 
 
 def plot_error_per_sigma(df: pd.DataFrame, title: str):
     """Figs. 6/7: error per histogram and σ (bars) with 10^4 queries; privacy cost (red
-    dots) on the right axis."""
-    df = df[df["attack"] == "query_limit"]
+    dots) on the right axis; one row of panels per solver (``procedure``)."""
+    df = _with_procedure(df[df["attack"] == "query_limit"])
+    procs = _procedures(df)
     sigmas = sorted(df["sigma"].unique())
     labels = list(dict.fromkeys(df["label"]))
-    fig, ax = plt.subplots(figsize=(10, 4))
-    ax2 = ax.twinx()
+    fig, axes = plt.subplots(len(procs), 1, figsize=(10, 3.6 * len(procs)), squeeze=False)
     width = 0.8 / len(sigmas)
     cmap = plt.get_cmap("Blues", len(sigmas) + 1)
-    for j, s in enumerate(sigmas):
-        d = df[df["sigma"] == s].set_index("label").reindex(labels)
-        x = np.arange(len(labels)) + (j - (len(sigmas) - 1) / 2) * width
-        ax.bar(x, d["error"], width=width, color=cmap(j + 1), label=f"σ = {s:g}")
-        ax2.plot(x, d["privacy_cost"], "o", color="red", ms=3, label="privacy cost" if j == 0 else None)
-    ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel("error rate (normalised L1)")
-    ax2.set_ylabel("privacy cost ε", color="red")
-    ax2.set_yscale("log")
-    ax.set_title(title, fontsize=10)
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.set_ylim(0, 1.3 * float(df["error"].max()))
     costs = df["privacy_cost"][df["privacy_cost"] > 0]
-    if len(costs):
-        ax2.set_ylim(costs.min() / 1.5, costs.max() * 4)  # headroom for the legend
-    ax2.legend(h1 + h2, l1 + l2, fontsize=8, ncol=5, loc="upper left", framealpha=1.0)
+    for ax, proc in zip(axes[:, 0], procs):
+        ax2 = ax.twinx()
+        dp = df[df["procedure"] == proc]
+        for j, s in enumerate(sigmas):
+            d = dp[dp["sigma"] == s].set_index("label").reindex(labels)
+            x = np.arange(len(labels)) + (j - (len(sigmas) - 1) / 2) * width
+            ax.bar(x, d["error"], width=width, color=cmap(j + 1), label=f"σ = {s:g} (mean {d['error'].mean():.3f})")
+            ax2.plot(x, d["privacy_cost"], "o", color="red", ms=3, label="privacy cost" if j == 0 else None)
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set_ylabel("error rate (normalised L1)")
+        ax2.set_ylabel("privacy cost ε", color="red")
+        ax2.set_yscale("log")
+        ax.set_title(f"{title}\n{PROCEDURE_NAMES.get(proc, proc)}", fontsize=9)
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.set_ylim(0, 1.35 * float(df["error"].max()) + 1e-9)
+        if len(costs):
+            ax2.set_ylim(costs.min() / 1.5, costs.max() * 4)  # headroom for the legend
+        ax2.legend(h1 + h2, l1 + l2, fontsize=7, ncol=3, loc="upper left", framealpha=1.0)
     fig.tight_layout()
-    return fig, df[["label", "level", "sigma", "num_queries", "delta", "error", "privacy_cost"]].reset_index(drop=True)
+    cols = ["procedure", "accountant", "label", "level", "sigma", "num_queries", "num_answered", "delta", "error", "privacy_cost"]
+    return fig, df[cols].reset_index(drop=True)
 
 
 def plot_phd_consensus(summaries: dict, threshold: float):
@@ -186,9 +233,10 @@ def pate_caching_epsilons(pate: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.DataFrame | None = None, floor: float | None = None):
-    """Defence (Wang §5): (a) error vs queries with/without answer caching; (b) 2-cut
-    audits of Nat-AdvQ / Pois-AdvQ composed n_Q times (no cache) vs single query (cache) on
-    a synthetic pair; (c) with ``pate`` (rows of
+    """Defence (Wang §5): (a) error vs queries with/without answer caching; (b) the
+    single-query 2-cut audit ``b(α)`` of Nat-AdvQ / Pois-AdvQ on a synthetic pair, with the
+    no-cache curve ``n_Q · b(α)`` obtained *by composition* (not measured: the panel shows
+    the composition rule, ``n_Q · b`` vs ``b``, by construction); (c) with ``pate`` (rows of
     :func:`ppaudit.experiments.wang2022.caching_transcript_audit` on the PATE/CaPC stage's
     fitted models): ε of the repeated-query transcript audited with and without the cache,
     of one answer, and the exact references (:func:`pate_caching_epsilons`)."""
@@ -210,8 +258,8 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
     colours = {"nat_advq": "tab:blue", "pois_advq": "tab:orange"}
     for adv, d in audits.groupby("adversary"):
         n = int(d["num_repetitions"].iloc[0])
-        b.plot(d["order"], d["audit_no_cache"], "-o", ms=3, color=colours[adv], label=f"{names[adv]} 2-cut audit, no cache (n_Q = {n})")
-        b.plot(d["order"], d["audit_cache"], "--o", ms=3, color=colours[adv], label=f"{names[adv]} 2-cut audit, cache")
+        b.plot(d["order"], d["audit_no_cache"], "-o", ms=3, color=colours[adv], label=f"{names[adv]}: n_Q · b(α), no cache, by composition (n_Q = {n})")
+        b.plot(d["order"], d["audit_cache"], "--o", ms=3, color=colours[adv], label=f"{names[adv]}: b(α), cache (one 2-cut audit)")
         b.plot(d["order"], d["exact_no_cache"], ":", color=colours[adv], lw=1, label=f"{names[adv]} exact RDP × n_Q")
     b.set_xscale("log")
     b.set_yscale("log")
@@ -220,7 +268,7 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
     b.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
     b.set_xlabel("order α")
     b.set_ylabel("RDP lower bound ε(α)")
-    b.set_title("(b) audits of repeated queries", fontsize=9)
+    b.set_title("(b) by composition: n_Q · b(α) vs b(α) (not a measurement; see (c))", fontsize=9)
     b.legend(fontsize=6)
     parts = [recon.assign(panel="a_reconstruction"), audits.assign(panel="b_audit")]
     if pate is not None:
