@@ -10,16 +10,20 @@ Peers and where their reference values come from:
   accountant and ``get_sigma_gaussian``; RDP → DP against ``rdp_privacy_accountant.compute_epsilon``
   (same Balle et al. 2020 conversion); k-fold Gaussian composition against the PLD accountant.
 * **Papernot et al. 2018** (tensorflow/privacy ``research/pate_2018/core.py`` at commit
-  3d038a490a0cdd809c030435281c2e94e44c2f83, copied verbatim in ``tests/reference/pate2018_reference.py``):
-  data-dependent GNMax RDP (``compute_logq_gaussian`` + ``rdp_gaussian``) and Confident-GNMax's
-  threshold step, on random and adversarial histograms.
+  3d038a490a0cdd809c030435281c2e94e44c2f83): data-dependent GNMax RDP (``compute_logq_gaussian`` +
+  ``rdp_gaussian``) and Confident-GNMax's threshold step, on random and adversarial histograms.
+  The authors' functions were run once and their outputs recorded, with the inputs, in
+  ``tests/reference/pate2018_reference_values.json`` (section ``crosscheck``; its ``source`` says
+  how); the third-party code is not in this repository.
 * **jax_privacy** (google-deepmind/jax_privacy, ``jax_privacy/auditing/canary_score_auditor.py``,
   ``_epsilon_one_run_fdp`` and ``_gaussian_dp_blow_up_inverse``, "audit_rh_with_cap" of
-  Mahloujifar et al. 2025b): the one-run f-DP ε. jax_privacy itself needs JAX, which the project
-  does not install, so its published recursion is transcribed below (``_jax_privacy_fdp_epsilon``,
-  scalar, line for line: GDP family parametrised by (ε, δ) through
-  ``dp_accounting.get_sigma_gaussian``, ``h = max(h, blow_up_inv(r))``, ``r`` capped at 1,
-  Brent's method on ε with ``xtol = 1e-6``) and compared with ``ppaudit.attacks.one_run``.
+  Mahloujifar et al. 2025b): the one-run f-DP ε, compared with ``ppaudit.attacks.one_run``.
+  jax_privacy needs JAX, which the project does not install; its values were computed once
+  with a line-for-line scalar NumPy/SciPy transcription of that function (GDP family
+  parametrised by (ε, δ) through ``dp_accounting.get_sigma_gaussian``, ``h = max(h,
+  blow_up_inv(r))``, ``r`` capped at 1, Brent's method on ε with ``xtol = 1e-6``) and recorded,
+  with the inputs, in ``tests/reference/jax_privacy_one_run_values.json``; neither their code
+  nor the transcription is in this repository.
 * **DP-Auditorium** (google/differential-privacy, ``python/dp_auditorium``): its Rényi tester
   needs TensorFlow / JAX; it is not installed here, so the row says "not run".
 """
@@ -28,14 +32,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import time
 from pathlib import Path
 
 import dp_accounting
 import numpy as np
-import scipy.optimize
-from scipy.stats import norm
 
 from ppaudit.accounting import gnmax_rdp_data_dependent, rdp_to_dp
 from ppaudit.attacks.one_run import epsilon_lower_bound, gdp_delta, gdp_epsilon, gdp_mu
@@ -43,41 +46,15 @@ from ppaudit.attacks.one_run import epsilon_lower_bound, gdp_delta, gdp_epsilon,
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _load_pate_reference():
-    spec = importlib.util.spec_from_file_location("pate2018_reference", REPO / "tests" / "reference" / "pate2018_reference.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _recorded(name: str) -> dict:
+    """Recorded peer outputs (with inputs and ``source``) from ``tests/reference/<name>``."""
+    return json.loads((REPO / "tests" / "reference" / name).read_text())
 
 
-def _jax_privacy_fdp_epsilon(m, n_guess, n_correct, significance, delta):
-    """Transcription of jax_privacy's ``_epsilon_one_run_fdp(eps_lo=0, ...)`` (see module docstring)."""
-
-    def blow_up_inv(eps):
-        sigma = dp_accounting.get_sigma_gaussian(eps, delta)
-        if sigma == 0:
-            return lambda x: float(x == 1.0)
-        return lambda x: norm.cdf(norm.ppf(x) - 1 / sigma)
-
-    def audit_objective(eps):
-        f = blow_up_inv(eps)
-        r = significance * n_correct / m
-        h = significance * (n_guess - n_correct) / m
-        for i in range(n_correct - 1, -1, -1):
-            h_new = max(h, f(r))
-            if h == h_new:
-                break
-            r_new = min(r + (i / (n_guess - i)) * (h_new - h), 1.0)
-            h, r = h_new, r_new
-        return r + h - n_guess / m
-
-    eps_lo = 0.0
-    if audit_objective(eps_lo) <= 0:
-        return eps_lo
-    eps_hi = max(1.0, 2 * eps_lo)
-    while audit_objective(eps_hi) > 0:
-        eps_lo, eps_hi = eps_hi, eps_hi * 2
-    return scipy.optimize.brentq(audit_objective, eps_lo, eps_hi, xtol=1e-6)
+def _rows_or_baseline(rows, baseline):
+    """Decode a recorded table of RDP rows: ``null`` marks a row where the authors' ``rdp_gaussian``
+    returned its data-independent baseline ``orders / variance`` at every order (bit for bit)."""
+    return [baseline if r is None else np.asarray(r, dtype=float) for r in rows]
 
 
 def rows_dp_accounting():
@@ -133,19 +110,26 @@ def rows_dp_accounting():
 
 
 def rows_papernot():
-    ref = _load_pate_reference()
+    # Reference: outputs of the authors' core.py, recorded (see the module docstring).
+    ref = _recorded("pate2018_reference_values.json")["crosscheck"]
+    orders = np.asarray(ref["orders"], dtype=float)
+    hists = [np.asarray(h) for h in ref["histograms"]]
+    # the inputs are still the ones this script used to draw
     rng = np.random.default_rng(0)
-    orders = np.concatenate([np.linspace(1.5, 10, 18), np.geomspace(12, 500, 30)])
-    hists = [rng.multinomial(250, rng.dirichlet(np.full(10, a))) for a in (0.1, 0.3, 1.0, 3.0) for _ in range(25)]
-    hists += [np.array([250] + [0] * 9), np.array([125, 125] + [0] * 8), np.array([126, 124] + [0] * 8)]
+    drawn = [rng.multinomial(250, rng.dirichlet(np.full(10, a))) for a in (0.1, 0.3, 1.0, 3.0) for _ in range(25)]
+    drawn += [np.array([250] + [0] * 9), np.array([125, 125] + [0] * 8), np.array([126, 124] + [0] * 8)]
+    assert len(drawn) == len(hists) and all(np.array_equal(x, y) for x, y in zip(drawn, hists))
+    assert np.array_equal(orders, np.concatenate([np.linspace(1.5, 10, 18), np.geomspace(12, 500, 30)]))
     diff = 0.0
-    for sigma in (20.0, 40.0, 100.0):
-        for h in hists:
-            r = ref.rdp_gaussian(ref.compute_logq_gaussian(h.astype(float), sigma), sigma, orders)
+    n = 0
+    for key, rows in ref["gnmax_rdp"].items():
+        sigma = float(key)
+        for h, r in zip(hists, _rows_or_baseline(rows, orders / sigma**2), strict=True):
             ours = gnmax_rdp_data_dependent(h, sigma, orders)
             diff = max(diff, float(np.max(np.abs(ours - r))))
-    rows = [("data-dependent GNMax RDP (gnmax_rdp_data_dependent)", "Papernot et al. 2018 core.py (verbatim copy)",
-             f"{3 * len(hists)}: 103 histograms (250 teachers, 10 classes) x sigma 20/40/100, 48 orders", f"{diff:.1e}")]
+            n += 1
+    rows = [("data-dependent GNMax RDP (gnmax_rdp_data_dependent)", "Papernot et al. 2018 core.py (recorded outputs)",
+             f"{n}: {len(hists)} histograms (250 teachers, 10 classes) x sigma 20/40/100, {orders.size} orders", f"{diff:.1e}")]
     try:
         from ppaudit.accounting import confident_gnmax_threshold_rdp
     except ImportError:
@@ -153,27 +137,30 @@ def rows_papernot():
         return rows
     diff = 0.0
     n = 0
-    for t, s1 in ((200, 150), (300, 200)):
-        for h in hists:
-            r = ref.compute_rdp_threshold(ref.compute_logpr_answered(t, s1, h.astype(float)), s1, orders)
+    settings = []
+    for block in ref["threshold_rdp"]:
+        t, s1 = block["threshold"], block["sigma_threshold"]
+        settings.append(f"({t:g}, {s1:g})")
+        for h, r in zip(hists, _rows_or_baseline(block["rdp"], orders / (2**0.5 * s1) ** 2), strict=True):
             ours = confident_gnmax_threshold_rdp(h, t, s1, orders)
             diff = max(diff, float(np.max(np.abs(ours - r))))
             n += 1
-    rows.append(("Confident-GNMax threshold-step RDP", "Papernot et al. 2018 core.py (verbatim copy)",
-                 f"{n}: 103 histograms x (T, sigma1) = (200, 150), (300, 200)", f"{diff:.1e}"))
+    rows.append(("Confident-GNMax threshold-step RDP", "Papernot et al. 2018 core.py (recorded outputs)",
+                 f"{n}: {len(hists)} histograms x (T, sigma1) = {', '.join(settings)}", f"{diff:.1e}"))
     return rows
 
 
 def rows_jax_privacy():
-    cases = [(1000, 100, 90), (1000, 100, 70), (10_000, 500, 400), (10_000, 1000, 700), (100_000, 1000, 990),
-             (100_000, 5000, 4000), (2000, 20, 20), (50_000, 500, 300)]
+    # Reference: jax_privacy's _epsilon_one_run_fdp, recorded (see the module docstring).
+    cases = _recorded("jax_privacy_one_run_values.json")["cases"]
     diff = 0.0
-    for m, cp, c in cases:
-        ref = _jax_privacy_fdp_epsilon(m, cp, c, 0.05, 1e-5)
-        ours = float(epsilon_lower_bound(cp, c, m, delta=1e-5, confidence=0.95))
-        diff = max(diff, abs(ours - ref))
+    for c in cases:
+        ours = float(epsilon_lower_bound(c["n_guess"], c["n_correct"], c["m"], delta=c["delta"],
+                                         confidence=1 - c["significance"]))
+        diff = max(diff, abs(ours - c["epsilon"]))
+    assert {c["significance"] for c in cases} == {0.05} and {c["delta"] for c in cases} == {1e-5}
     return [("one-run f-DP eps (attacks.one_run.epsilon_lower_bound)",
-             "jax_privacy _epsilon_one_run_fdp (published recursion, transcribed)",
+             "jax_privacy _epsilon_one_run_fdp (recorded outputs)",
              f"{len(cases)}: m in 1e3..1e5, c' in 20..5000, gamma 0.05, delta 1e-5",
              f"{diff:.1e} (their xtol 1e-6, our mu tolerance 1e-5)")]
 

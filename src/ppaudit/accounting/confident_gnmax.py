@@ -19,7 +19,8 @@ Wang et al. 2022 attack (§4.1: 1.97 at δ = 1e-5 for MNIST with T = 200, σ₁ 
 
 Reference implementation: tensorflow/privacy ``research/pate_2018/core.py``
 (``compute_logpr_answered``, ``compute_rdp_threshold``, ``compute_logq_gaussian``,
-``rdp_gaussian``); tested against a verbatim copy in ``tests/reference/``.
+``rdp_gaussian``); tested against that code's outputs, recorded with their inputs in
+``tests/reference/pate2018_reference_values.json``.
 """
 
 from __future__ import annotations

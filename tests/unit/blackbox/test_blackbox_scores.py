@@ -1,5 +1,8 @@
 """Score-based one-run audit (ppaudit.blackbox.scores) and the votes audit (ppaudit.blackbox.votes)."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
@@ -118,14 +121,21 @@ def test_audit_votes_exact_rdp_is_brute_force_worst_neighbour():
 # Reference values: google-deepmind/jax_privacy, jax_privacy/auditing/canary_score_auditor.py,
 # `_epsilon_one_run_fdp(eps_lo=0, m, n_guess, n_correct, significance=0.05, delta=1e-5)` — the
 # published one-run f-DP recursion over the GDP family parametrised by (eps, delta) via
-# dp_accounting.get_sigma_gaussian, Brent's method with xtol 1e-6 — evaluated with the scalar
-# transcription in bench/crosscheck.py (`_jax_privacy_fdp_epsilon`), which runs without JAX.
+# dp_accounting.get_sigma_gaussian, Brent's method with xtol 1e-6 — computed once (with a scalar
+# NumPy/SciPy transcription, jax_privacy needs JAX) and recorded with their inputs in
+# tests/reference/jax_privacy_one_run_values.json (see its `source`); no third-party code here.
 JAX_PRIVACY_FDP = [
-    ((1000, 100, 90), 2.4564050672094146),
-    ((10000, 500, 400), 1.5616919476692892),
-    ((100000, 1000, 990), 4.856768779809404),
-    ((2000, 20, 20), 2.205001193148196),
+    ((c["m"], c["n_guess"], c["n_correct"]), c["epsilon"])
+    for c in json.loads(
+        (Path(__file__).resolve().parents[2] / "reference" / "jax_privacy_one_run_values.json").read_text()
+    )["cases"]
+    if c["significance"] == 0.05 and c["delta"] == 1e-5
 ]
+
+
+def test_jax_privacy_reference_values_are_all_used():
+    assert len(JAX_PRIVACY_FDP) == 8
+    assert ((1000, 100, 90), 2.4564050672094146) in JAX_PRIVACY_FDP
 
 
 @pytest.mark.parametrize("case, ref", JAX_PRIVACY_FDP)
