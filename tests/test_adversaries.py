@@ -42,22 +42,56 @@ def test_nat_advq_true_label_repeated_query():
     assert np.all(c.repetitions == 1000) and c.audit_queries.shape == (4, 1)
 
 
-def test_pois_advq_second_label():
+def test_pois_advq_mislabelled_poison():
     v, _ = _votes()
-    c = adv.craft_pois_advq(v, 4, 50, candidates=[1, 3])
+    # true labels = the teachers' top label on queries 1 and 3 -> the second most common label
+    c = adv.craft_pois_advq(v, [0, 1, 2, 3], 4, 50, candidates=[1, 3])
     np.testing.assert_array_equal(c.canary_index, [1, 3])
     np.testing.assert_array_equal(c.canary_label, [2, 0])
     np.testing.assert_array_equal(c.audit_queries, [[1], [3]])
     assert np.all(c.repetitions == 50)
+    # the teachers mostly err on query 1 (true label 2): the poison is their top label 1,
+    # never the true label (the old "second most common label" rule gave 2 = the true label)
+    c = adv.craft_pois_advq(v, [0, 2, 2, 0], 4, 50, candidates=[1, 3])
+    np.testing.assert_array_equal(c.canary_label, [1, 3])
+
+
+def test_poison_label_never_equals_true_label():
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 5, size=(500, 4))
+    y = rng.integers(0, 4, size=500)
+    lab = adv.poison_label(counts, y)
+    assert np.all(lab != y)
+    masked = counts.astype(float)
+    masked[np.arange(500), y] = -1
+    np.testing.assert_array_equal(counts[np.arange(500), lab], masked.max(axis=1))
+    with pytest.raises(ValueError, match=r"y_true must lie in \[0, 4\)"):
+        adv.poison_label(counts[:2], [0, 4])
+    with pytest.raises(ValueError, match="y_query must hold 4 labels"):
+        adv.craft_pois_natq(_votes()[0], [0, 1], 4)
+
+
+def test_capc_party_is_a_teacher_that_votes_differently():
+    # 2 instantiations, 3 parties, 3 queries
+    v = np.array([[[1, 0, 2], [1, 1, 2], [0, 1, 2]], [[1, 0, 2], [1, 1, 2], [1, 1, 2]]])
+    party = adv.choose_capc_party(v, [0, 1, 2], [1, 1, 2])
+    # q0, label 1: party 2 votes 0 once (the only one to differ); q1, label 1: party 0 always
+    # votes 0; q2, label 2: nobody differs -> party 0
+    np.testing.assert_array_equal(party, [2, 0, 0])
+    assert v[0, 2, 0] != 1 and v[0, 0, 1] != 1
+    c = adv.craft("nat-advq", v, np.array([1, 1, 2]), 3, 5).with_party(party)
+    np.testing.assert_array_equal(c.party, [2, 0, 0])
+    with pytest.raises(ValueError, match="party must hold one index"):
+        c.with_party([0, 1])
 
 
 def test_pois_natq_natural_queries_once_each():
     v, _ = _votes()
     c = adv.craft("pois-natq", v, np.zeros(4), 4, 3, candidates=[2])
-    np.testing.assert_array_equal(c.canary_label, [0])
+    np.testing.assert_array_equal(c.canary_label, [2])  # unanimous 2, true label 0
     np.testing.assert_array_equal(c.audit_queries, [[0, 1, 2]])
     np.testing.assert_array_equal(c.repetitions, [[1, 1, 1]])
-    assert c.keys == ["pois-natq:2:0"]
+    assert c.keys == ["pois-natq:2:2"]
 
 
 def test_canaries_and_npz_round_trip(tmp_path):
@@ -66,11 +100,12 @@ def test_canaries_and_npz_round_trip(tmp_path):
     c = adv.craft("pois-advq", v, np.zeros(4), 4, 7)
     cx, cy = c.canaries(xq)
     np.testing.assert_array_equal(cx, xq)
-    np.testing.assert_array_equal(cy, [1, 2, 0, 0])
+    np.testing.assert_array_equal(cy, [1, 1, 2, 3])
+    c = c.with_party([0, 2, 1, 0])
     c.to_npz(tmp_path / "c.npz")
     back = adv.CraftedCanaries.from_npz(tmp_path / "c.npz")
     assert back.adversary == "pois-advq"
-    for name in ("canary_index", "canary_label", "audit_queries", "repetitions"):
+    for name in ("canary_index", "canary_label", "audit_queries", "repetitions", "party"):
         np.testing.assert_array_equal(getattr(back, name), getattr(c, name))
 
 

@@ -263,7 +263,10 @@ def test_adversaries_craft(setup):
     np.testing.assert_array_equal(nat.canary_label, setup.query_labels[[0, 4]])
     assert np.all(nat.nu == pytest.approx(0.3)) and np.all(nat.repetitions == 30)
     pois = ka.craft_knn("pois-advq", setup, num_queries=7, candidates=[1])
-    assert pois.canary_label[0] == np.argsort(-setup.P[1], kind="stable")[1] and pois.repetitions[0, 0] == 7
+    # mislabelled poison (§4.1): the most likely label of P_q other than the query's true label
+    masked = setup.P[1].copy()
+    masked[setup.query_labels[1]] = -1.0
+    assert pois.canary_label[0] == int(np.argmax(masked)) != setup.query_labels[1] and pois.repetitions[0, 0] == 7
     train = ka.craft_knn("pois-natq-train", setup)
     e_all = knn.inclusion_probability(knn.training_ranks(setup.train_features, setup.query_features) + 1, 10, 0.3).sum(0)
     assert train.canary_index[0] == int(np.argmax(e_all))
@@ -274,6 +277,9 @@ def test_adversaries_craft(setup):
     emb = ka.craft_knn("pois-natq-embedding", setup, s_grid=(5, 50))
     assert emb.canary_index[0] == -1 and emb.expected_inclusions[0] <= 0.3 * 30 + 1e-9
     assert emb.nu.shape == (1, 30) and emb.audit_queries.shape == (1, 30)
+    for cr in (train, test, emb):  # Pois-NatQ poisons are mislabelled too
+        assert cr.canary_label[0] != cr.info["poison_true_label"][0]
+    assert train.info["poison_true_label"][0] == setup.train_labels[train.canary_index[0]]
 
 
 def test_crafted_and_setup_roundtrip(setup, tmp_path):

@@ -7,11 +7,13 @@ import pandas as pd
 import pytest
 
 from ppaudit.accounting import rdp_to_dp
-from ppaudit.adversaries import craft
+from ppaudit.adversaries import choose_capc_party, craft
+from ppaudit.audit import epsilon_floor
 from ppaudit.data import load_dataset
 from ppaudit.experiments import private_prediction as pp
 from ppaudit.models.teachers import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
-from ppaudit.vote_models import fit_capc, fit_pate, pate_vote_model
+from ppaudit.vote_models import pate_vote_model
+from ppaudit.vote_models.twin import fit_twin
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0])
 
@@ -104,28 +106,55 @@ def test_tiny_end_to_end(digits, algo):
         assert np.all(votes_S == votes_S[0])  # deterministic teachers on fixed data
     assert votes_S.shape == (ng, k, 6)
     checked = 0
+    floor = epsilon_floor(ORDERS, 1e-6)
     for adversary in ("pois-advq", "nat-advq"):
         crafted = craft(adversary, votes_S, yq, C, 100)
+        if adversary == "pois-advq":
+            assert np.all(crafted.canary_label != yq[crafted.canary_index])  # mislabelled poison
+        if algo == "capc":
+            crafted = crafted.with_party(choose_capc_party(votes_S, crafted.canary_index, crafted.canary_label))
         cx, cy = crafted.canaries(xq)
         if algo == "pate":
-            vp = pate_canary_votes("logreg", xtr, ytr, xq, k, ng, C, cx, cy, seed=seed, canary_keys=crafted.keys, params=prm)["votes_S_prime"]
-            fit = fit_pate(votes_S, vp, C)
+            out = pate_canary_votes("logreg", xtr, ytr, xq, k, ng, C, cx, cy, seed=seed, canary_keys=crafted.keys, params=prm)
         else:
-            vp = capc_canary_votes("logreg", xtr, ytr, xq, k, ng, C, cx, cy, seed=seed, canary_keys=crafted.keys, params=prm)["votes_S_prime"]
-            fit = fit_capc(votes_S, vp, C)
-        assert vp.shape == (6, ng, 6)  # only the canary-holding teacher, N_g times per canary
-        per_query = pp.audit_crafted(fit, crafted, sigma, 100_000, ORDERS, seed=seed, experiment=f"test/{algo}/{adversary}")
-        assert len(per_query) == 6 * ORDERS.size
-        upper = per_query["exact_hi"].fillna(per_query["exact"] + 5 * per_query["exact_se"])
+            out = capc_canary_votes("logreg", xtr, ytr, xq, k, ng, C, cx, cy, seed=seed, canary_keys=crafted.keys, params=prm, party=crafted.party)
+        vp, vt, slots = out["votes_S_prime"], out["votes_twin"], out["slots"]
+        assert vp.shape == vt.shape == (6, ng, 6)  # the canary-holding teacher and its twin, N_g times per canary
+        # the twin is teacher slot[c, g] of S (same cell, partition and seed, no canary)
+        for c in range(6):
+            for g in range(ng):
+                np.testing.assert_array_equal(vt[c, g], votes_S[g, slots[c, g]])
+        fit = fit_twin(algo, votes_S, vp, vt, C, party=crafted.party)
+        per_query = pp.audit_crafted(fit, crafted, sigma, 100_000, ORDERS, seed=seed, experiment=f"test/{algo}/{adversary}",
+                                     control=True, transcript=True, transcript_trials=5000)
+        main = per_query[~per_query["control"]]
+        assert len(main) == 6 * ORDERS.size and (per_query["multiplicity"] == "bonferroni").all()
+        assert np.allclose(per_query["confidence_per_audit"], 1 - 0.05 / 6)
+        upper = main["exact_hi"].fillna(main["exact"] + 5 * main["exact_se"])
         # audit <= exact <= data-independent, at (almost) every order and query
-        assert np.mean(per_query["two_cut_cp"] <= upper + 1e-12) >= 0.9
-        assert np.all(per_query["exact"] <= per_query["data_independent"] + 1e-12)
+        assert np.mean(main["two_cut_cp"] <= upper + 1e-12) >= 0.9
+        assert np.all(main["exact"] <= main["data_independent"] + 1e-12)
+        # the transcript of 100 answers: never above the histogram cap, nor 100 x one answer
+        tol = 1e-9 + 5 * main["transcript_se"]
+        assert np.all(main["exact_transcript"] <= main["transcript_cap"] * (1 + 1e-6) + tol)
+        assert np.all(main["exact_transcript"] <= main["repetitions"] * main["exact"] * (1 + 1e-6) + tol)
+        # the sound transcript audit never exceeds the transcript's cap (a valid upper bound)
+        assert np.all(main["two_cut_transcript"] <= main["transcript_cap"] * (1 + 1e-6) + 1e-9)
+        assert np.all(main["valid_eps_lower"] >= 0)
         rdp, eps = pp.compose_candidates(per_query)
         summary = pp.summarize_candidates(eps)
         worst = summary[summary.case == "worst"].set_index("column")["epsilon"]
         assert worst["two_cut_cp"] <= worst["exact_hi"] + 1e-9 or np.isnan(worst["exact_hi"])
         assert worst["exact"] <= worst["data_independent"] + 1e-9
-        checked += int(per_query["two_cut_cp"].max() > 0)
+        # the null canary (twin in place of the canary teacher): audit and exact at the floor
+        ctl = summary[summary.case == "control"].set_index("column")["epsilon"]
+        np.testing.assert_allclose([ctl["two_cut_cp"], ctl["exact"], ctl["exact_transcript"]], floor, rtol=1e-12)
+        if algo == "pate":  # the paper's fit (pooled P_q vs N_g' votes) invents leakage for the same null canary
+            paper = fit_twin(algo, votes_S, vp, vt, C, procedure="paper")
+            qs = [(i, int(crafted.audit_queries[i, 0])) for i in range(6)]
+            assert all(pp.vote_model_for(fit, i, q, control=True).identical for i, q in qs)
+            assert any(not pp.vote_model_for(paper, i, q, control=True).identical for i, q in qs)
+        checked += int(main["two_cut_cp"].max() > 0)
     assert checked >= 1  # the poisoning canary is detected for some query
 
 

@@ -4,7 +4,7 @@ Figs. 17–24 and the PromptPATE summaries run in a temporary directory on
 tests/configs/tiny.yaml (6 teachers × 5 Rotten Tomatoes queries, σ = 1, T = 1e5), with the
 model replaced by a tiny random Llama and a character tokenizer built here (no download,
 seconds on CPU). The scripts of Fig. 4 (pate_capc_plot_fig34.py) and of the PromptPATE
-findings (promptpate_findings.py) then run outside Snakemake on the PromptPATE summary and
+findings (tabulate_promptpate_findings.py) then run outside Snakemake on the PromptPATE summary and
 stand-in PATE/CaPC summaries (their targets would build the PATE/CaPC and Private-kNN stages).
 The library is tested in tests/test_llm.py and tests/test_promptpate.py; this checks the
 wiring: files, the summary's columns (exactly those of the PATE/CaPC summaries), closed
@@ -204,11 +204,11 @@ def test_fig4_panel_and_findings(run_dir):
     w = s[(s["adversary"] == "pois-natq") & (s["case"] == "worst")].set_index("column")["epsilon"]
     for r in pp.itertuples():
         assert r.epsilon == pytest.approx(w[r.column])
-    # promptpate_findings.py (rule promptpate_findings).
-    proc = run_script("promptpate_findings.py", input={"summary": str(run_dir / SUMMARY), "variants": str(run_dir / VARIANTS),
+    # tabulate_promptpate_findings.py (rule tabulate_promptpate_findings).
+    proc = run_script("tabulate_promptpate_findings.py", input={"summary": str(run_dir / SUMMARY), "variants": str(run_dir / VARIANTS),
                                                         "others": summaries[:2]},
                       output={"findings": str(out / "findings.csv")}, params={"floor": float(s["eps_floor"].iloc[0])},
-                      log=[str(out / "findings.log")], rule="promptpate_findings")
+                      log=[str(out / "findings.log")], rule="tabulate_promptpate_findings")
     assert proc.returncode == 0, proc.stderr + (out / "findings.log").read_text()
     f = pd.read_csv(out / "findings.csv")
     assert set(f["algo"]) == {"promptpate"}

@@ -11,7 +11,7 @@ def _summary(sound: bool, algo="pate"):
     for adv, scale in (("nat-advq", 1.0), ("pois-advq", 2.0)):
         cols = {"data_independent": 9.0, "data_dependent": 5.0, "exact": 2.0 * scale, "two_cut_cp": 1.5 * scale, "k_cut": 1.0}
         if sound:
-            cols.update(exact_transcript=0.3 * scale, transcript_cap=0.9 * scale)
+            cols.update(exact_transcript=0.3 * scale, transcript_cap=0.9 * scale, exact_eps_pld=0.4 * scale, valid_eps_lower=0.1 * scale)
         for col, v in cols.items():
             rows.append({"algo": algo, "dataset": "d", "adversary": adv, "case": "worst", "column": col, "epsilon": v, "candidate": 0})
     return pd.DataFrame(rows)
@@ -23,7 +23,9 @@ def test_fig3_bars_paper_and_sound():
     assert bars["exact (paper: per-query composition) (Pois-AdvQ)"] == 4.0
     assert bars["exact (sound: transcript) (Pois-AdvQ)"] == pytest.approx(0.6)
     assert bars["2-cut audit Nat-AdvQ (paper: per-query composition)"] == 1.5
-    assert bars["data-independent theory"] == 9.0 and len(t) == 1 + 2 * 3 + 2
+    assert bars["exact ε (PLD, sound: transcript) (Pois-AdvQ)"] == pytest.approx(0.8)
+    assert bars["valid ε lower bound (Eq. 1, transcript) (Nat-AdvQ)"] == pytest.approx(0.1)
+    assert bars["data-independent theory"] == 9.0 and len(t) == 1 + 2 * 3 + 2 * 2 + 2
 
 
 def test_fig3_bars_without_transcript_keep_the_paper_labels():

@@ -40,7 +40,7 @@ def _mp_reference(hist, sigma):
     return np.array([float(v) for v in out])
 
 
-REFERENCE = json.loads((Path(__file__).parent / "reference" / "noisy_argmax_mpmath.json").read_text())
+REFERENCE = json.loads((Path(__file__).resolve().parents[2] / "reference" / "noisy_argmax_mpmath.json").read_text())
 REF_CASES = [(c["hist"], c["sigma"], np.array([float(v) for v in c["log_probabilities"]])) for c in REFERENCE["cases"]]
 
 

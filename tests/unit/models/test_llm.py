@@ -338,7 +338,7 @@ def test_load_local_folder(tok, tmp_path):
 # The packaged Gemma-3-270M (real smoke test)
 # ---------------------------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow

@@ -1,0 +1,75 @@
+"""The paper's per-query composition next to the sound transcript-level values (issue 13 §1),
+wired through the PATE / CaPC audit stage and the findings table.
+
+Reference numbers: issue 13 §1 (k = 250, σ = 40, P_q = (0.5, 0.5), P'_q = (0.75, 0.25),
+α = 64): 1000 × the single-answer RDP = 1.434 while the exact RDP of the 1000-answer
+transcript is 0.033 (enumeration of the answer counts).
+"""
+
+import numpy as np
+import pandas as pd
+from numpy.testing import assert_allclose
+
+from ppaudit.adversaries import CraftedCanaries
+from ppaudit.audit import compose_candidates, epsilon_floor, summarize_candidates
+from ppaudit.experiments.pate_capc_findings import findings_rows
+from ppaudit.experiments.private_prediction import audit_crafted
+from ppaudit.vote_models import PateFit
+
+ORDERS = np.array([2.0, 8.0, 32.0, 64.0])
+
+
+def _demo_per_query(bonferroni=False):
+    fit = PateFit(np.array([[0.5, 0.5]]), np.array([[[0.75, 0.25]]]), 250, 8)
+    crafted = CraftedCanaries("pois-advq", np.array([0]), np.array([0]), np.array([[0]]), np.array([[1000]]))
+    return audit_crafted(fit, crafted, 40.0, 10**8, ORDERS, seed=0, experiment="demo", transcript=True, bonferroni=bonferroni,
+                         transcript_trials=2000, count_mode="exact")
+
+
+def test_issue_demonstration_paper_composition_exceeds_the_cap():
+    pq = _demo_per_query()
+    at64 = pq[pq["order"] == 64.0].iloc[0]
+    assert_allclose(1000 * at64["exact"], 1.434, atol=5e-4)  # paper: n × single-answer exact RDP
+    assert_allclose(at64["exact_transcript"], 0.033, atol=5e-4)  # exact transcript RDP
+    assert at64["transcript_method"] == "enumerate"
+    # the paper's composed *audit* is above a valid upper bound on the transcript's RDP
+    assert 1000 * at64["two_cut_cp"] > at64["transcript_cap"] >= at64["exact_transcript"]
+    # and the sound exact value is never above the cap nor n × one answer (every order)
+    assert np.all(pq["exact_transcript"] <= pq["transcript_cap"] + 1e-12)
+    assert np.all(pq["exact_transcript"] <= 1000 * pq["exact"] + 1e-12)
+
+
+def test_composition_does_not_multiply_transcript_columns():
+    pq = _demo_per_query()
+    rdp, eps = compose_candidates(pq, delta=1e-6)
+    r64 = rdp[rdp["order"] == 64.0].iloc[0]
+    p64 = pq[pq["order"] == 64.0].iloc[0]
+    assert_allclose(r64["two_cut_cp"], 1000 * p64["two_cut_cp"], rtol=1e-12)
+    assert_allclose(r64["exact_transcript"], p64["exact_transcript"], rtol=1e-12)
+    assert eps["eps_exact_transcript"].iloc[0] < eps["eps_exact"].iloc[0]
+
+
+def test_findings_row_flags_the_paper_audit_above_the_cap():
+    pq = _demo_per_query()
+    _, eps = compose_candidates(pq, delta=1e-6)
+    s = summarize_candidates(eps)
+    s.insert(0, "adversary", "pois-advq")
+    s.insert(0, "dataset", "demo")
+    floor = epsilon_floor(ORDERS, 1e-6)
+    rows = findings_rows(s, "pate", floor)
+    cap_row = rows[rows["finding"] == "paper audit<=transcript cap"].iloc[0]
+    assert not cap_row["holds"] and "exceeds the cap by" in cap_row["note"]
+    order_row = rows[rows["finding"] == "audit<=exact<=dd<=di"].iloc[0]
+    assert "sound: transcript" in order_row["note"] or "exact: sound transcript" in order_row["note"]
+
+
+def test_bonferroni_is_the_default_and_recorded():
+    pq = _demo_per_query(bonferroni=True)
+    assert (pq["multiplicity"] == "bonferroni").all() and np.allclose(pq["confidence_per_audit"], 0.95)  # one audit: N = 1
+    fit = PateFit(np.array([[0.5, 0.5], [0.6, 0.4]]), np.array([[[0.75, 0.25], [0.6, 0.4]]]), 20, 2)
+    crafted = CraftedCanaries("pois-natq", np.array([0]), np.array([1]), np.array([[0, 1]]), np.array([[1, 1]]))
+    pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", count_mode="exact")
+    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 2)
+    pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", bonferroni=False, count_mode="exact")
+    assert (pq["multiplicity"] == "none (paper)").all() and np.allclose(pq["confidence_per_audit"], 0.95)
+    assert isinstance(pq, pd.DataFrame)
