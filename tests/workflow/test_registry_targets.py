@@ -26,7 +26,7 @@ def _hand_written_rules() -> dict[str, str]:
     """{rule name: .smk file} of every `rule NAME:` in workflow/rules/ and the Snakefile."""
     found = {}
     for smk in [REPO / "Snakefile", *sorted(RULES.glob("*.smk"))]:
-        for name in re.findall(r"^rule (\w+):", smk.read_text(), flags=re.M):
+        for name in re.findall(r"^rule (\w+):", smk.read_text(), flags=re.MULTILINE):
             found[name] = smk.name
     return found
 

@@ -1,10 +1,19 @@
-# Shared by every stage: config validation (at parse time, before any job), the figure
-# registry (workflow/figures.yaml), the helper functions that turn config entries into
-# params, and the wildcard constraints. This file holds no rules (Snakemake's linter asks
-# to keep functions and rules apart); the target rules generated from the registry are in
-# the Snakefile.
+# Shared by every stage: config validation (at parse time, before any job) and the one
+# config accessor get_config(*keys), the figure registry (workflow/figures.yaml), and one
+# section per stage with its constants, input functions and params helpers. Every name is
+# defined once, here, and never modified by another file, so the order of the include:
+# lines does not matter. This file holds no rules (Snakemake's linter asks to keep
+# functions and rules apart); the target rules generated from the registry are in the
+# Snakefile. Checks that deserve a test live in ppaudit.workflow (config_checks, registry).
+#
+# Sections: config · figure registry · synthetic (Chadha Figs. 2, 6) · Chadha et al. 2024
+# private prediction (shared by PATE/CaPC, PromptPATE, Private-kNN) · PromptPATE · label DP
+# (observational paper, Malek et al. 2021) · report (paper comparison).
+# Still in their own files (to be merged here): pate_capc_common.smk, knn_common.smk,
+# wang2022_common.smk.
 
 import math
+import os
 from pathlib import Path
 
 import jsonschema
@@ -12,12 +21,9 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from ppaudit.workflow import load_registry
+from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, check_config, config_value
 
-# Figures computed from one synthetic histogram pair (chadha2024.synthetic.<name>).
-SYNTHETIC_EXPERIMENTS = ("fig2", "fig6")
-
-# Figure-number label of each synthetic experiment, for titles and report labels.
-SYNTHETIC_FIGURE_LABELS = {"fig2": "Fig. 2", "fig6": "Fig. 6"}
+# --- Config: validation and access -------------------------------------------------------
 
 
 def _config_key(path):
@@ -67,9 +73,9 @@ def _reject_non_finite(node, path=()):
 def validate_config(config):
     """Validate ``config`` against workflow/schemas/config.schema.yaml and fill defaults.
 
-    Raises a WorkflowError naming the key on the first schema violation, and on checks
-    the schema cannot express (the two histograms of a pair must have the same length;
-    no number may be NaN or infinite — YAML's .nan/.inf pass JSON Schema's bounds).
+    Raises a WorkflowError naming the key on the first schema violation, on a NaN or
+    infinite number (YAML's .nan/.inf pass JSON Schema's bounds), and on the cross-key
+    checks the schema cannot express (ppaudit.workflow.config_checks.check_config).
     """
     _reject_non_finite(config)
     try:
@@ -80,31 +86,49 @@ def validate_config(config):
         if not isinstance(error, jsonschema.ValidationError):
             raise
         raise WorkflowError(f"Invalid configuration: {_describe_config_error(error)}") from None
-    for name in SYNTHETIC_EXPERIMENTS:
-        pair = config["chadha2024"]["synthetic"][name]
-        if len(pair["h_s"]) != len(pair["h_s_prime"]):
-            raise WorkflowError(
-                f"Invalid configuration: chadha2024.synthetic.{name}.h_s has {len(pair['h_s'])} "
-                f"classes but chadha2024.synthetic.{name}.h_s_prime has {len(pair['h_s_prime'])}; "
-                "the two histograms of a neighbouring pair must have the same length"
-            )
+    try:
+        check_config(config)
+    except ValueError as exc:
+        raise WorkflowError(f"Invalid configuration: {exc}") from None
 
 
 validate_config(config)
+
+
+def get_config(*keys):
+    """The config entry at config[k1][k2]… — the one accessor of the workflow (CONVENTIONS 17).
+
+    ``get_config("labeldp", "delta")``; in a rule with wildcards
+    ``lambda wildcards: get_config("labeldp", "datasets", wildcards.dataset)``. A missing key
+    stops the run naming it (ppaudit.workflow.config_checks.config_value).
+    """
+    try:
+        return config_value(config, *keys)
+    except ValueError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+# --- Synthetic histogram pairs (Chadha et al. 2024, Figs. 2 and 6) -------------------------
+# SYNTHETIC_EXPERIMENTS (fig2, fig6) comes from ppaudit.workflow.config_checks.
+
+# Figure-number label of each synthetic experiment, for titles and report labels.
+SYNTHETIC_FIGURE_LABELS = {"fig2": "Fig. 2", "fig6": "Fig. 6"}
 
 
 wildcard_constraints:
     experiment="|".join(SYNTHETIC_EXPERIMENTS),
 
 
+# synthetic_settings() / synthetic_pair() remain for synthetic.smk until it reads
+# get_config("chadha2024", "synthetic", ...) directly.
 def synthetic_settings():
     """Monte Carlo settings shared by the synthetic experiments (chadha2024.synthetic)."""
-    return config["chadha2024"]["synthetic"]
+    return get_config("chadha2024", "synthetic")
 
 
 def synthetic_pair(experiment):
     """The histogram pair, σ and curves of one synthetic experiment."""
-    return config["chadha2024"]["synthetic"][experiment]
+    return get_config("chadha2024", "synthetic", experiment)
 
 
 def _compact_number(x):
@@ -181,3 +205,310 @@ def check_figure_registry():
         )
     except ValueError as exc:
         raise WorkflowError(f"Invalid figure registry (workflow/figures.yaml): {exc}") from None
+
+
+# --- Chadha et al. 2024, private prediction: shared by PATE/CaPC, PromptPATE, Private-kNN ---
+# Summaries: results/chadha2024/private_prediction/{algo}/summary.csv (one per algorithm,
+# the columns of ppaudit.experiments.private_prediction); findings parts:
+# results/tables/findings/{algo}.csv (columns of ppaudit.experiments.pate_capc_findings).
+
+# The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five.
+ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
+ADVERSARY_LABELS = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ", "pois-natq": "Pois-NatQ"}
+
+
+def algo_summary(algo):
+    """Every audit summary of one algorithm (pate, capc, promptpate, knn), one CSV."""
+    return f"results/chadha2024/private_prediction/{algo}/summary.csv"
+
+
+def findings_part(algo):
+    """The algorithm's part of the findings table results/tables/chadha2024_findings.csv."""
+    return f"results/tables/findings/{algo}.csv"
+
+
+# The panels of Figs. 3/4 and the parts of the findings table: complete here (no stage
+# appends to them).
+CHADHA_FIG34_SUMMARIES = tuple(algo_summary(a) for a in ("pate", "capc", "promptpate"))
+CHADHA_FINDINGS_PARTS = tuple(findings_part(a) for a in ("pate", "capc", "knn", "promptpate"))
+
+
+def chadha_fig34_summaries():
+    """Summary CSVs drawn as panels of Figs. 3 and 4."""
+    return list(CHADHA_FIG34_SUMMARIES)
+
+
+def chadha_findings_parts():
+    """Per-algorithm parts of the findings table."""
+    return list(CHADHA_FINDINGS_PARTS)
+
+
+def epsilon_floor_of(*section):
+    """ε of an all-zero RDP curve at the orders and δ of a config section (an audit that
+    found nothing), e.g. ``epsilon_floor_of("chadha2024", "promptpate")``."""
+    from ppaudit.audit import epsilon_floor
+
+    return epsilon_floor(get_config(*section, "orders"), get_config(*section, "delta"))
+
+
+def panel_dataset(*section):
+    """Dataset of the RDP-vs-order panel of a section's appendix figures (rdp_panel_dataset,
+    else its first dataset), e.g. ``panel_dataset("chadha2024", "promptpate")``."""
+    return get_config(*section, "rdp_panel_dataset") or get_config(*section, "datasets")[0]
+
+
+def get_dataset_marker(*section):
+    """Input function: the download marker of an image dataset when the section's source is
+    ``download`` (rule download_dataset), else nothing, e.g. ``get_dataset_marker("chadha2024", "knn")``."""
+
+    def marker(wildcards):
+        if get_config(*section, "source") == "download" and wildcards.dataset in ("mnist", "fashion-mnist", "cifar10"):
+            return [f"resources/datasets/{wildcards.dataset}/.verified"]
+        return []
+
+    return marker
+
+
+# --- PromptPATE (Chadha et al. 2024, §5.3–5.4, App. D.2, E.3) -----------------------------
+# Rules: workflow/rules/prompts.smk. Paths (P = promptpate/{dataset}/{model_name}/seed{seed}):
+#   resources/models/gemma3-270m-q4_k_m.gguf                    packaged GGUF (model: packaged)
+#   resources/models/gemma3-270m-q4_k_m-hf/                     its safetensors conversion
+#   resources/llm_cache/predictions.sqlite                      prediction cache (model, prompt)
+#   results/votes/P/votes.npz                                   every teacher and canary vote
+#   results/votes/P/teacher_accuracy.csv                        accuracy of teachers and plurality
+#   results/audits/P/{adversary}/sigma{sigma}/per_query.csv     per-query RDP (audits, exact, theory)
+#   results/audits/P/{adversary}/sigma{sigma}/{rdp,eps,summary}.csv  composed, ε at δ, worst/average
+#   results/chadha2024/private_prediction/promptpate/summary.csv           Figs. 3/4 panel (PATE columns)
+#   results/chadha2024/private_prediction/promptpate/summary_variants.csv  every Pois-NatQ variant
+#   results/tables/findings/promptpate.csv                      the paper's PromptPATE claims, checked
+
+PROMPTPATE = ("chadha2024", "promptpate")  # its config section: get_config(*PROMPTPATE, key)
+PROMPTPATE_GGUF = "resources/models/gemma3-270m-q4_k_m.gguf"
+PROMPTPATE_CONVERTED = "resources/models/gemma3-270m-q4_k_m-hf"
+PROMPTPATE_CACHE = "resources/llm_cache/predictions.sqlite"
+PROMPTPATE_SUMMARY = algo_summary("promptpate")
+PROMPTPATE_SUMMARY_VARIANTS = "results/chadha2024/private_prediction/promptpate/summary_variants.csv"
+PROMPTPATE_FINDINGS = findings_part("promptpate")
+PROMPTPATE_NATQ_LABELS = {"confident": "Confident", "unconfident": "Unconfident", "all-same": "All same", "mapping": "Mapping"}
+
+# Appendix figures (App. E.3): figure -> (adversary, Pois-NatQ variant or "-", case).
+PROMPTPATE_APPENDIX_FIGURES = {
+    "fig17": ("nat-advq", "-", "worst"),
+    "fig18": ("nat-advq", "-", "average"),
+    "fig19": ("pois-advq", "-", "worst"),
+    "fig20": ("pois-advq", "-", "average"),
+    "fig21": ("pois-natq", "confident", "worst"),
+    "fig22": ("pois-natq", "unconfident", "worst"),
+    "fig23": ("pois-natq", "all-same", "worst"),
+    "fig24": ("pois-natq", "mapping", "worst"),
+}
+
+# Rule-level wildcard constraints of the PromptPATE rules ({dataset} means other things elsewhere).
+PROMPTPATE_WILDCARDS = dict(
+    dataset="rotten_tomatoes|sst2|agnews|dbpedia|trec",
+    model=r"[A-Za-z0-9._-]+",
+    seed=r"\d+",
+    adversary="|".join(ADVERSARIES),
+    sigma=r"[0-9.e+-]+",
+)
+
+
+def promptpate_sigma():
+    """σ as written in paths (sigma5, sigma2.5)."""
+    return f"{float(get_config(*PROMPTPATE, 'sigma')):g}"
+
+
+def promptpate_prefix(dataset):
+    """promptpate/{dataset}/{model_name}/seed{seed}."""
+    return f"promptpate/{dataset}/{get_config(*PROMPTPATE, 'model_name')}/seed{get_config('seed')}"
+
+
+def promptpate_audit_dir(dataset, adversary):
+    return f"results/audits/{promptpate_prefix(dataset)}/{adversary}/sigma{promptpate_sigma()}"
+
+
+def get_promptpate_model(wildcards):
+    """The converted packaged model when model: packaged, else nothing (a folder or hub name)."""
+    return [PROMPTPATE_CONVERTED] if get_config(*PROMPTPATE, "model") == "packaged" else []
+
+
+def promptpate_model_source():
+    """What load_causal_lm loads: the converted packaged folder, a local folder or a hub name."""
+    model = get_config(*PROMPTPATE, "model")
+    return PROMPTPATE_CONVERTED if model == "packaged" else model
+
+
+def promptpate_uses_gpu():
+    """1 (one GPU for prompt_teachers) for device: cuda or a hub model such as Mistral-7B, else 0
+    (the packaged Gemma-3-270M and local folders run on CPU unless device says otherwise)."""
+    device, model = get_config(*PROMPTPATE, "device"), get_config(*PROMPTPATE, "model")
+    if device is not None:
+        return 1 if device.startswith("cuda") else 0
+    return 0 if model == "packaged" or os.path.isdir(model) else 1
+
+
+def promptpate_audit_summaries():
+    """Every audit_promptpate summary (all datasets and adversaries)."""
+    return [f"{promptpate_audit_dir(ds, adv)}/summary.csv" for ds in get_config(*PROMPTPATE, "datasets") for adv in ADVERSARIES]
+
+
+def promptpate_votes():
+    """The votes of every PromptPATE dataset, in the order of chadha2024.promptpate.datasets."""
+    return [f"results/votes/{promptpate_prefix(ds)}/votes.npz" for ds in get_config(*PROMPTPATE, "datasets")]
+
+
+def promptpate_appendix_title(fig):
+    """Axes title of one of Figs. 17–24."""
+    adv, variant, case = PROMPTPATE_APPENDIX_FIGURES[fig]
+    if adv == "pois-natq":
+        what = f"PromptPATE, Pois-NatQ {PROMPTPATE_NATQ_LABELS[variant]} adversary"
+    else:
+        what = f"PromptPATE, {case} case for the {ADVERSARY_LABELS[adv]} adversary"
+    return f"Fig. {fig[3:]}: {what}"
+
+
+# --- Label DP (observational paper, Tables 1, 2, 4–7, Figs. 1–5; Malek et al. 2021, App. C–D) ---
+# Rules: workflow/rules/labeldp.smk. Paths:
+#   results/labeldp/{dataset}/data.pkl                    split + features
+#   results/labeldp/{dataset}/reference.npz|json          M' (reference half, true labels)
+#   results/labeldp/{dataset}/models/{algo}_eps{eps}.*    M (target half, label-DP labels)
+#   results/labeldp/{dataset}/audits/{algo}_eps{eps}.csv  LIA + calibrated MIA + RMIA
+#   results/labeldp/synthetic/{rr,tau_shift}[_summary].csv  RR audits on synthetic data
+#   results/labeldp/malek/{algo}_eps{eps}_{run}.npz       memorisation-game canaries
+#   results/tables/labeldp/{table}.csv|md                 tables (with the paper's numbers)
+#   results/figures/labeldp/{fig}.pdf|png|csv             figures + plotted numbers
+
+LABELDP_DATASETS = ("image", "tabular", "text")
+LABELDP_ALGOS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
+# Mechanism options of the labeldp block that reach every training job with the dataset settings.
+LABELDP_MECHANISM_KEYS = ("alibi_prior", "agibi_calibration", "pate_student", "fixmatch")
+# Settings of the observational audit (rule audit_labeldp_model).
+LABELDP_AUDIT_KEYS = ("repetitions", "t", "fixed_fraction", "delta", "confidence", "rmia_a")
+LABELDP_TABLES = ("obs_table1", "obs_table2", "obs_table4", "obs_table5", "obs_table6", "obs_table7")
+# Which dataset feeds each table.
+LABELDP_TABLE_DATASET = {
+    "obs_table1": "image",
+    "obs_table4": "image",
+    "obs_table6": "image",
+    "obs_table2": "tabular",
+    "obs_table5": "tabular",
+    "obs_table7": "text",
+}
+LABELDP_TABLE_TITLES = {
+    "obs_table1": "Obs. Table 1 (image; Fashion-MNIST + MLP stand-in for CIFAR-10): observational LIA, best ε over c' sweep, δ = 1e-5",
+    "obs_table2": "Obs. Table 2 (tabular; UCI Adult + CatBoost stand-in for Criteo): observational LIA, best ε over c' sweep, δ = 1e-5",
+    "obs_table4": "Obs. Table 4 (image): test accuracy (%) of the label-DP models",
+    "obs_table5": "Obs. Table 5 (tabular): test log-loss of the label-DP models",
+    "obs_table6": "Obs. Table 6 (image): observational LIA at a fixed 1% of guesses, δ = 1e-5",
+    "obs_table7": "Obs. Table 7 (text; Rotten Tomatoes + TF-IDF MLP stand-in for Twitter): LIA vs calibrated MIA vs RMIA at ε = ∞",
+}
+# Obs. Figs. 1 and 5: the attacks drawn, the datasets and the title.
+LABELDP_MIA_FIGURES = {
+    "obs_fig1": (
+        ("lia", "calibrated_mia"),
+        ("image", "tabular"),
+        "Obs. Fig. 1: observational LIA vs calibration MIA (image: Fashion-MNIST MLP; tabular: Adult CatBoost)",
+    ),
+    "obs_fig5": (
+        ("lia", "calibrated_mia", "rmia"),
+        ("image",),
+        "Obs. Fig. 5: LIA vs calibration MIA vs offline RMIA (image: Fashion-MNIST MLP)",
+    ),
+}
+# Obs. Figs. 2 and 3: the guess fraction drawn (and its percentage in the title).
+LABELDP_RR_FIGURES = {"obs_fig2": (0.001, "0.1"), "obs_fig3": (0.01, "1")}
+MALEK_TITLES = {
+    "malek_table5": "Malek Table 5: ε_m 95% CI of ALIBI, one game of N canaries vs ten games of N/10 (Fashion-MNIST MLP stand-in)",
+    "malek_table6": "Malek Table 6: ALIBI vs AGIBI (Fashion-MNIST MLP stand-in), ε_m 95% CI",
+}
+
+# Rule-level wildcard constraints of the label-DP rules ({dataset}, {algo} and {eps} mean
+# other things in other stages).
+LABELDP_WILDCARDS = dict(
+    dataset="|".join(LABELDP_DATASETS),
+    algo="|".join(LABELDP_ALGOS),
+    eps=r"inf|[0-9]+(\.[0-9]+)?",
+    table="|".join(LABELDP_TABLES),
+    run=r"n1000|g[0-9]+",
+    rrfig="|".join(LABELDP_RR_FIGURES),
+    miafig="|".join(LABELDP_MIA_FIGURES),
+    malektable="|".join(MALEK_TITLES),
+)
+
+
+def eps_name(e):
+    """Config ε (number or "inf") -> wildcard text."""
+    if isinstance(e, str) or math.isinf(float(e)):
+        return "inf"
+    return f"{float(e):g}"
+
+
+def labeldp_settings(dataset):
+    """The dataset's settings plus the mechanism options (ALIBI prior, AGIBI calibration, PATE student, FixMatch)."""
+    return dict(get_config("labeldp", "datasets", dataset), **{k: get_config("labeldp", k) for k in LABELDP_MECHANISM_KEYS})
+
+
+def labeldp_audit_files(dataset):
+    """Audit CSVs of every (algorithm, ε) of a dataset."""
+    s = labeldp_settings(dataset)
+    return [f"results/labeldp/{dataset}/audits/{a}_eps{eps_name(e)}.csv" for a in s["algorithms"] for e in s["epsilons"]]
+
+
+def get_labeldp_table_audits(wildcards):
+    """Input function of tabulate_labeldp: the audits of the table's dataset."""
+    return labeldp_audit_files(LABELDP_TABLE_DATASET[wildcards.table])
+
+
+def get_labeldp_mia_audits(wildcards):
+    """Input function of plot_labeldp_mia: the audits of the figure's datasets."""
+    return [f for ds in LABELDP_MIA_FIGURES[wildcards.miafig][1] for f in labeldp_audit_files(ds)]
+
+
+def labeldp_rr_title(fig):
+    """Axes title of Obs. Fig. 2 or 3."""
+    rr = get_config("labeldp", "synthetic_rr")
+    return f"Obs. Fig. {fig[-1]}: auditing k-ary RR, {LABELDP_RR_FIGURES[fig][1]}% guesses, n = {rr['n']}, {rr['repetitions']} repetitions"
+
+
+def get_malek_runs(wildcards):
+    """Input function of tabulate_malek: npz files of the memorisation runs of Malek Table 5 or 6."""
+    m = get_config("labeldp", "malek")
+    files = []
+    for level in m["levels"].values():
+        files.append(f"results/labeldp/malek/alibi_eps{eps_name(level['alibi'])}_n1000.npz")
+        if wildcards.malektable == "malek_table5":
+            files += [f"results/labeldp/malek/alibi_eps{eps_name(level['alibi'])}_g{i}.npz" for i in range(m["games"])]
+        else:
+            files.append(f"results/labeldp/malek/agibi_eps{eps_name(level['agibi'])}_n1000.npz")
+    return files
+
+
+def malek_levels():
+    """{level: {alibi: ε text, agibi: ε text}} for the scripts."""
+    return {k: {a: eps_name(v[a]) for a in ("alibi", "agibi")} for k, v in get_config("labeldp", "malek", "levels").items()}
+
+
+def malek_num_canaries(wildcards):
+    """Canaries of one memorisation run: the single game (n1000) or one of the small games."""
+    m = get_config("labeldp", "malek")
+    return m["num_canaries"] if wildcards.run == "n1000" else m["canaries_per_game"]
+
+
+# --- Report: the papers' numbers next to ours -------------------------------------------
+# Rules: workflow/rules/report.smk.
+
+# The curated list of numbers the papers state explicitly (see its header and
+# ppaudit.experiments.paper_comparison): the one place of the papers' numbers, read by the
+# paper comparison and by the label-DP tables' `paper` columns.
+PAPER_NUMBERS = str(Path(workflow.basedir) / "workflow" / "data" / "paper_numbers.csv")
+
+
+def get_paper_comparison_results(wildcards):
+    """Input function of the paper comparison: the result files named in
+    workflow/data/paper_numbers.csv that some rule of the workflow produces (read when the
+    DAG is built, so rows of targets that do not exist are reported as "not computed")."""
+    import pandas as pd
+
+    table = pd.read_csv(PAPER_NUMBERS, dtype=str, keep_default_na=False)
+    files = list(dict.fromkeys(f.strip() for f in table["result_file"] if f.strip()))
+    return [f for f in files if any(r.is_producer(f) for r in workflow.rules if r.name != "paper_comparison")]

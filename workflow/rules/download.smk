@@ -24,4 +24,4 @@ rule download_dataset:
     conda:
         "../../envs/teachers.yaml"
     script:
-        "../scripts/pate_capc_download_dataset.py"
+        "../scripts/download_dataset.py"

@@ -3,25 +3,26 @@
 # (dataset, encoder, split). The library's cache (resources/features/{dataset}/{encoder}/,
 # ppaudit.models.encoders.extract_features) keeps the features across reruns of this rule: a rerun
 # with the same inputs and encoder configuration loads them instead of encoding again.
-# Helpers: workflow/rules/knn_common.smk.
+# Config: chadha2024.knn (get_config); the dataset/encoder tables KNN_MODALITY and
+# KNN_ENCODER_MODALITY: workflow/rules/knn_common.smk.
 
 
 rule extract_features:
     input:
-        knn_dataset_inputs,
+        get_dataset_marker("chadha2024", "knn"),
     output:
         train="results/features/{dataset}/{encoder}/seed{seed}/train.npy",
         test="results/features/{dataset}/{encoder}/seed{seed}/test.npy",
         labels="results/features/{dataset}/{encoder}/seed{seed}/labels.npz",
     params:
-        num_train=lambda wildcards: knn_dataset(wildcards.dataset)["num_train"],
-        num_test=lambda wildcards: knn_dataset(wildcards.dataset)["num_test"],
+        num_train=lambda wildcards: get_config("chadha2024", "knn", "dataset_settings", wildcards.dataset, "num_train"),
+        num_test=lambda wildcards: get_config("chadha2024", "knn", "dataset_settings", wildcards.dataset, "num_test"),
         seed=lambda wildcards: int(wildcards.seed),
-        source=knn_config()["source"],
+        source=get_config("chadha2024", "knn", "source"),
         root="resources/datasets",
         cache_dir="resources/features",
-        batch_size=knn_config()["batch_size"],
-        device=knn_config()["device"],
+        batch_size=get_config("chadha2024", "knn", "batch_size"),
+        device=get_config("chadha2024", "knn", "device"),
     wildcard_constraints:
         dataset="|".join(KNN_MODALITY),
         encoder="|".join(KNN_ENCODER_MODALITY),
@@ -30,7 +31,7 @@ rule extract_features:
         "logs/extract_features/{dataset}/{encoder}/seed{seed}.log",
     benchmark:
         "benchmarks/extract_features/{dataset}/{encoder}/seed{seed}.tsv"
-    threads: knn_config()["threads"]
+    threads: get_config("chadha2024", "knn", "threads")
     resources:
         mem_mb=lambda wildcards: 16000 if wildcards.encoder in ("vit-l16-in21k", "roberta-large") else 4000,
         runtime=lambda wildcards: 240 if wildcards.encoder in ("vit-l16-in21k", "roberta-large") else 30,
@@ -38,4 +39,4 @@ rule extract_features:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/features_extract.py"
+        "../scripts/extract_features.py"

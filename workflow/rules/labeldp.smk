@@ -1,35 +1,20 @@
 # Label-DP audits: observational paper (Tables 1, 2, 4–7; Figs. 1–5) and Malek et al. 2021
-# (App. C Table 5, App. D Table 6). Train → audit → table, each model trained once:
-#
-#   results/labeldp/{dataset}/data.pkl                    split + features
-#   results/labeldp/{dataset}/reference.npz|json          M' (reference half, true labels)
-#   results/labeldp/{dataset}/models/{algo}_eps{eps}.*    M (target half, label-DP labels)
-#   results/labeldp/{dataset}/audits/{algo}_eps{eps}.csv  LIA + calibrated MIA + RMIA
-#   results/tables/labeldp/{table}.csv|md                 tables (with the paper's numbers)
-#   results/figures/labeldp/{fig}.pdf|png|csv             figures + plotted numbers
-
-
-wildcard_constraints:
-    dataset="|".join(LABELDP_DATASETS),
-    algo="|".join(LABELDP_ALGOS),
-    eps=r"inf|[0-9]+(\.[0-9]+)?",
-    table="|".join(LABELDP_TABLES),
-    run=r"n1000|g[0-9]+",
-    rrfig="obs_fig2|obs_fig3",
-    miafig="obs_fig1|obs_fig5",
-    malektable="malek_table5|malek_table6",
+# (App. C Table 5, App. D Table 6). Train → audit → table, each model trained once. Paths,
+# constants and input functions: the label-DP section of workflow/rules/common.smk.
 
 
 localrules:
-    labeldp_findings,
+    tabulate_labeldp_findings,
 
 
 rule prepare_labeldp_data:
     output:
         data="results/labeldp/{dataset}/data.pkl",
     params:
-        settings=lambda wildcards: labeldp_dataset_settings(wildcards.dataset),
-        seed=config["seed"],
+        settings=lambda wildcards: labeldp_settings(wildcards.dataset),
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/prepare_labeldp_data/{dataset}.log",
     benchmark:
@@ -41,7 +26,7 @@ rule prepare_labeldp_data:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_prepare.py"
+        "../scripts/prepare_labeldp_data.py"
 
 
 rule train_labeldp_reference:
@@ -51,10 +36,11 @@ rule train_labeldp_reference:
         probs="results/labeldp/{dataset}/reference.npz",
         metrics="results/labeldp/{dataset}/reference.json",
     params:
-        role="reference",
-        settings=lambda wildcards: labeldp_dataset_settings(wildcards.dataset),
-        delta=labeldp()["delta"],
-        seed=config["seed"],
+        settings=lambda wildcards: labeldp_settings(wildcards.dataset),
+        delta=get_config("labeldp", "delta"),
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/train_labeldp_reference/{dataset}.log",
     benchmark:
@@ -66,7 +52,7 @@ rule train_labeldp_reference:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_train.py"
+        "../scripts/train_labeldp_reference.py"
 
 
 rule train_labeldp_target:
@@ -76,10 +62,11 @@ rule train_labeldp_target:
         probs="results/labeldp/{dataset}/models/{algo}_eps{eps}.npz",
         metrics="results/labeldp/{dataset}/models/{algo}_eps{eps}.json",
     params:
-        role="target",
-        settings=lambda wildcards: labeldp_dataset_settings(wildcards.dataset),
-        delta=labeldp()["delta"],
-        seed=config["seed"],
+        settings=lambda wildcards: labeldp_settings(wildcards.dataset),
+        delta=get_config("labeldp", "delta"),
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/train_labeldp_target/{dataset}_{algo}_eps{eps}.log",
     benchmark:
@@ -91,7 +78,7 @@ rule train_labeldp_target:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_train.py"
+        "../scripts/train_labeldp_target.py"
 
 
 rule audit_labeldp_model:
@@ -102,8 +89,10 @@ rule audit_labeldp_model:
     output:
         table="results/labeldp/{dataset}/audits/{algo}_eps{eps}.csv",
     params:
-        audit={k: labeldp()[k] for k in ("repetitions", "t", "fixed_fraction", "delta", "confidence", "rmia_a")},
-        seed=config["seed"],
+        audit={k: get_config("labeldp", k) for k in LABELDP_AUDIT_KEYS},
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/audit_labeldp_model/{dataset}_{algo}_eps{eps}.log",
     benchmark:
@@ -115,17 +104,19 @@ rule audit_labeldp_model:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_audit.py"
+        "../scripts/audit_labeldp_model.py"
 
 
 rule tabulate_labeldp:
     input:
-        audits=labeldp_table_inputs,
-        paper_numbers=LABELDP_PAPER_NUMBERS,
+        audits=get_labeldp_table_audits,
+        paper_numbers=PAPER_NUMBERS,
     output:
         **figure_outputs("tabulate_labeldp"),
     params:
         title=lambda wildcards: LABELDP_TABLE_TITLES[wildcards.table],
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/tabulate_labeldp/{table}.log",
     resources:
@@ -134,21 +125,19 @@ rule tabulate_labeldp:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_table.py"
+        "../scripts/tabulate_labeldp.py"
 
 
 rule plot_labeldp_mia:
     input:
-        audits=lambda wildcards: labeldp_audit_files("image") + (labeldp_audit_files("tabular") if wildcards.miafig == "obs_fig1" else []),
+        audits=get_labeldp_mia_audits,
     output:
         **figure_outputs("plot_labeldp_mia"),
     params:
-        attacks=lambda wildcards: ["lia", "calibrated_mia"] if wildcards.miafig == "obs_fig1" else ["lia", "calibrated_mia", "rmia"],
-        title=lambda wildcards: (
-            "Obs. Fig. 1: observational LIA vs calibration MIA (image: Fashion-MNIST MLP; tabular: Adult CatBoost)"
-            if wildcards.miafig == "obs_fig1"
-            else "Obs. Fig. 5: LIA vs calibration MIA vs offline RMIA (image: Fashion-MNIST MLP)"
-        ),
+        attacks=lambda wildcards: list(LABELDP_MIA_FIGURES[wildcards.miafig][0]),
+        title=lambda wildcards: LABELDP_MIA_FIGURES[wildcards.miafig][2],
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/plot_labeldp_mia/{miafig}.log",
     resources:
@@ -157,7 +146,7 @@ rule plot_labeldp_mia:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_plot_mia.py"
+        "../scripts/plot_labeldp_mia.py"
 
 
 rule audit_rr_synthetic:
@@ -165,12 +154,11 @@ rule audit_rr_synthetic:
         long="results/labeldp/synthetic/rr.csv",
         summary="results/labeldp/synthetic/rr_summary.csv",
     params:
-        kind="rr",
-        settings=labeldp()["synthetic_rr"],
-        delta=labeldp()["delta"],
-        confidence=labeldp()["confidence"],
-        t=labeldp()["t"],
-        seed=config["seed"],
+        settings=get_config("labeldp", "synthetic_rr"),
+        delta=get_config("labeldp", "delta"),
+        confidence=get_config("labeldp", "confidence"),
+        t=get_config("labeldp", "t"),
+        seed=get_config("seed"),
     log:
         "logs/audit_rr_synthetic/rr.log",
     benchmark:
@@ -182,7 +170,7 @@ rule audit_rr_synthetic:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_rr.py"
+        "../scripts/audit_rr_synthetic.py"
 
 
 rule audit_rr_tau_shift:
@@ -190,12 +178,11 @@ rule audit_rr_tau_shift:
         long="results/labeldp/synthetic/tau_shift.csv",
         summary="results/labeldp/synthetic/tau_shift_summary.csv",
     params:
-        kind="tau",
-        settings=labeldp()["tau_shift"],
-        delta=labeldp()["delta"],
-        confidence=labeldp()["confidence"],
-        t=labeldp()["t"],
-        seed=config["seed"],
+        settings=get_config("labeldp", "tau_shift"),
+        delta=get_config("labeldp", "delta"),
+        confidence=get_config("labeldp", "confidence"),
+        t=get_config("labeldp", "t"),
+        seed=get_config("seed"),
     log:
         "logs/audit_rr_tau_shift/tau.log",
     benchmark:
@@ -207,7 +194,7 @@ rule audit_rr_tau_shift:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_rr.py"
+        "../scripts/audit_rr_tau_shift.py"
 
 
 rule plot_obs_rr:
@@ -216,13 +203,10 @@ rule plot_obs_rr:
     output:
         **figure_outputs("plot_obs_rr"),
     params:
-        kind="rr",
-        guess_fraction=lambda wildcards: 0.001 if wildcards.rrfig == "obs_fig2" else 0.01,
-        title=lambda wildcards: (
-            f"Obs. Fig. {wildcards.rrfig[-1]}: auditing k-ary RR, "
-            f"{'0.1' if wildcards.rrfig == 'obs_fig2' else '1'}% guesses, n = {labeldp()['synthetic_rr']['n']}, "
-            f"{labeldp()['synthetic_rr']['repetitions']} repetitions"
-        ),
+        guess_fraction=lambda wildcards: LABELDP_RR_FIGURES[wildcards.rrfig][0],
+        title=lambda wildcards: labeldp_rr_title(wildcards.rrfig),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/plot_obs_rr/{rrfig}.log",
     resources:
@@ -231,7 +215,7 @@ rule plot_obs_rr:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_plot_rr.py"
+        "../scripts/plot_obs_rr.py"
 
 
 rule plot_obs_fig4:
@@ -240,9 +224,7 @@ rule plot_obs_fig4:
     output:
         **figure_outputs("plot_obs_fig4"),
     params:
-        kind="tau",
-        guess_fraction=None,
-        title=f"Obs. Fig. 4: binary RR with τ-shifted counterfactual labels, n = {labeldp()['tau_shift']['n']}",
+        title=f"Obs. Fig. 4: binary RR with τ-shifted counterfactual labels, n = {get_config('labeldp', 'tau_shift', 'n')}",
     log:
         "logs/plot_obs_fig4/obs_fig4.log",
     resources:
@@ -251,7 +233,7 @@ rule plot_obs_fig4:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_plot_rr.py"
+        "../scripts/plot_obs_fig4.py"
 
 
 rule train_memorization_model:
@@ -261,10 +243,12 @@ rule train_memorization_model:
         canaries="results/labeldp/malek/{algo}_eps{eps}_{run}.npz",
     params:
         num_canaries=malek_num_canaries,
-        settings=labeldp_dataset_settings("image"),
-        model=labeldp()["malek"]["model"],
-        delta=labeldp()["delta"],
-        seed=config["seed"],
+        settings=labeldp_settings("image"),
+        model=get_config("labeldp", "malek", "model"),
+        delta=get_config("labeldp", "delta"),
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/train_memorization_model/{algo}_eps{eps}_{run}.log",
     benchmark:
@@ -276,25 +260,23 @@ rule train_memorization_model:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_memorization.py"
+        "../scripts/train_memorization_model.py"
 
 
 rule tabulate_malek:
     input:
-        runs=lambda wildcards: malek_runs(wildcards.malektable),
-        paper_numbers=LABELDP_PAPER_NUMBERS,
+        runs=get_malek_runs,
+        paper_numbers=PAPER_NUMBERS,
     output:
         **figure_outputs("tabulate_malek"),
     params:
         table=lambda wildcards: wildcards.malektable,
         levels=malek_levels(),
-        games=labeldp()["malek"]["games"],
-        confidence=labeldp()["confidence"],
-        title=lambda wildcards: (
-            "Malek Table 5: ε_m 95% CI of ALIBI, one game of N canaries vs ten games of N/10 (Fashion-MNIST MLP stand-in)"
-            if wildcards.malektable == "malek_table5"
-            else "Malek Table 6: ALIBI vs AGIBI (Fashion-MNIST MLP stand-in), ε_m 95% CI"
-        ),
+        games=get_config("labeldp", "malek", "games"),
+        confidence=get_config("labeldp", "confidence"),
+        title=lambda wildcards: MALEK_TITLES[wildcards.malektable],
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
     log:
         "logs/tabulate_malek/{malektable}.log",
     resources:
@@ -303,26 +285,26 @@ rule tabulate_malek:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_malek_table.py"
+        "../scripts/tabulate_malek.py"
 
 
-rule labeldp_findings:
+rule tabulate_labeldp_findings:
     input:
         rr="results/labeldp/synthetic/rr_summary.csv",
         tau="results/labeldp/synthetic/tau_shift_summary.csv",
         audits=labeldp_audit_files("image"),
         malek="results/tables/labeldp/malek_table6.csv",
-        paper_numbers=LABELDP_PAPER_NUMBERS,
+        paper_numbers=PAPER_NUMBERS,
     output:
-        **figure_outputs("labeldp_findings"),
+        **figure_outputs("tabulate_labeldp_findings"),
     params:
-        settings=labeldp()["findings"],
+        settings=get_config("labeldp", "findings"),
     log:
-        "logs/labeldp_findings/findings.log",
+        "logs/tabulate_labeldp_findings/findings.log",
     resources:
         mem_mb=1000,
         runtime=10,
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/labeldp_findings.py"
+        "../scripts/tabulate_labeldp_findings.py"

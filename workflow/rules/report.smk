@@ -4,8 +4,8 @@
 #                                         difference, status (computed / not computed / not found)
 #
 # Inputs: workflow/data/paper_numbers.csv and those result files named there that some
-# rule of this workflow produces (report_common.smk), so new targets are picked up as
-# they are added.
+# rule of this workflow produces (get_paper_comparison_results, common.smk), so new
+# targets are picked up as they are added.
 
 
 localrules:
@@ -15,7 +15,7 @@ localrules:
 rule paper_comparison:
     input:
         numbers=PAPER_NUMBERS,
-        results=paper_comparison_inputs,
+        results=get_paper_comparison_results,
     output:
         **figure_outputs("paper_comparison"),
     log:
@@ -26,4 +26,4 @@ rule paper_comparison:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/report_paper_comparison.py"
+        "../scripts/paper_comparison.py"

@@ -11,6 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_synthetic_pair")  # noq
 
 from ppaudit.experiments.synthetic import audit_histogram_pair  # noqa: E402
 from ppaudit.io import write_csv, write_json  # noqa: E402
+from ppaudit.montecarlo import device_scope  # noqa: E402
 from ppaudit.rng import job_seed_sequence  # noqa: E402
 
 experiment = snakemake.wildcards.experiment  # noqa: F821
@@ -32,20 +33,21 @@ settings = {
 log.info("auditing %s", settings)
 
 rng = job_seed_sequence(p.seed, settings["experiment"], "audit_synthetic_pair")
-table, counts0, counts1 = audit_histogram_pair(
-    p.h_s,
-    p.h_s_prime,
-    p.sigma,
-    p.trials,
-    p.orders,
-    methods=tuple(p.methods),
-    confidence=p.confidence,
-    mode=p.mode,
-    num_bootstrap=p.num_bootstrap,
-    selection=p.selection,
-    rng=rng,
-    progress=True,
-)
+with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 torch on cuda)
+    table, counts0, counts1 = audit_histogram_pair(
+        p.h_s,
+        p.h_s_prime,
+        p.sigma,
+        p.trials,
+        p.orders,
+        methods=tuple(p.methods),
+        confidence=p.confidence,
+        mode=p.mode,
+        num_bootstrap=p.num_bootstrap,
+        selection=p.selection,
+        rng=rng,
+        progress=True,
+    )
 log.info("counts on H_S: %s", counts0.tolist())
 log.info("counts on H_S': %s", counts1.tolist())
 log.info("result:\n%s", table.to_string(index=False))

@@ -3,7 +3,10 @@ worst and average case over the candidates (§4.2, §5.4, App. E).
 
 Outputs: ``rdp`` and ``eps`` (compose_candidates), ``summary`` (summarize_candidates plus
 the columns algo, dataset, model, adversary, sigma, num_teachers, trials, num_queries,
-source, delta, eps_floor).
+source, delta, eps_floor, and from the per-query table: N_g, N_g' (num_instantiations,
+num_canary_instantiations), fit_procedure, multiplicity, confidence_per_audit, the T actually
+used (trials_used_min / _max over the simulated audits), count_modes and the smallest
+effective confidence after pruning).
 """
 
 import _ppaudit_path
@@ -12,7 +15,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "compose_audit")  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.private_prediction import compose_candidates, summarize_candidates  # noqa: E402
+from ppaudit.audit import compose_candidates, summarize_candidates  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
@@ -26,6 +29,20 @@ meta = {
 }
 for i, (k, v) in enumerate(meta.items()):
     summary.insert(i, k, v)
+simulated = per_query[per_query["trials"] > 0]
+extra = {
+    "num_instantiations": per_query["num_instantiations"].iloc[0],
+    "num_canary_instantiations": per_query["num_canary_instantiations"].iloc[0],
+    "fit_procedure": per_query["fit_procedure"].iloc[0],
+    "multiplicity": per_query["multiplicity"].iloc[0],
+    "confidence_per_audit": per_query["confidence_per_audit"].iloc[0],
+    "trials_used_min": int(simulated["trials"].min()) if len(simulated) else 0,
+    "trials_used_max": int(simulated["trials"].max()) if len(simulated) else 0,
+    "count_modes": "+".join(sorted(set(per_query["count_mode"]))),
+    "effective_confidence_min": float(per_query["effective_confidence"].min()),
+}
+for k, v in extra.items():
+    summary[k] = v
 log.info("eps per candidate:\n%s", eps.to_string(index=False))
 log.info("summary:\n%s", summary.to_string(index=False))
 write_csv(rdp, snakemake.output.rdp)  # noqa: F821

@@ -1,8 +1,9 @@
-"""Snakemake script of rule train_canary_teachers: the canary-holding teacher on S' (§5.1–5.2).
+"""Snakemake script of rule train_canary_teachers: the canary-holding teacher on S' and its twin (§5.1–5.2).
 
-Only the teacher whose data receives the canary is trained, N_g times per candidate
-(ppaudit.models.teachers.pate_canary_votes / capc_canary_votes). Output: ``votes`` (npz:
-``votes_S_prime`` (n_candidates, N_g, n_queries)).
+Only the teacher whose data receives the canary is trained, N_g' times per candidate, with
+its canary-free twin (ppaudit.models.teachers.canary_teacher_votes; CaPC: in the party chosen
+by the crafter). Output: ``votes`` (npz: ``votes_S_prime``, ``votes_twin`` (n_candidates, N_g',
+n_queries), ``slots`` (n_candidates, N_g'), ``party`` (n_candidates,)).
 """
 
 import _ppaudit_path
@@ -14,7 +15,7 @@ import numpy as np  # noqa: E402
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
 from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
-from ppaudit.models.teachers import capc_canary_votes, pate_canary_votes  # noqa: E402
+from ppaudit.models.teachers import canary_teacher_votes  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 x_train, y_train, x_test, _ = load_dataset(w.dataset, p.root, source=p.source)
@@ -23,14 +24,13 @@ with np.load(snakemake.input.queries) as q:  # noqa: F821
     num_classes = int(q["num_classes"])
 crafted = CraftedCanaries.from_npz(snakemake.input.canaries)  # noqa: F821
 cx, cy = crafted.canaries(x_query)
-train = pate_canary_votes if w.algo == "pate" else capc_canary_votes
-log.info("%s %s on %s: %d candidates × %d instantiations", w.algo, w.adversary, w.dataset, crafted.num_candidates, p.num_instantiations)
-out = train(w.model, x_train, y_train, x_query, p.num_teachers, p.num_instantiations, num_classes, cx, cy, int(w.seed),
-            experiment=f"chadha_{w.algo}_{w.dataset}", canary_keys=crafted.keys, params=dict(p.teacher_params),
-            n_jobs=snakemake.threads, progress=True)  # noqa: F821
+log.info("%s %s on %s: %d candidates × %d instantiations (+ twins)", w.algo, w.adversary, w.dataset, crafted.num_candidates, p.num_instantiations)
+out = canary_teacher_votes(w.algo, w.model, x_train, y_train, x_query, p.num_teachers, p.num_instantiations, num_classes, cx, cy, int(w.seed),
+                           experiment=f"chadha_{w.algo}_{w.dataset}", canary_keys=crafted.keys, party=crafted.party if w.algo == "capc" else None,
+                           params=dict(p.teacher_params), n_jobs=snakemake.threads, progress=True)  # noqa: F821
 votes = out["votes_S_prime"]
 own = votes[np.arange(crafted.num_candidates), :, crafted.canary_index]
 log.info("canary teacher votes on its own point: %s (canary labels %s)", own.tolist(), crafted.canary_label.tolist())
 with atomic_path(snakemake.output.votes) as tmp:  # noqa: F821
     with open(tmp, "wb") as fh:
-        np.savez(fh, votes_S_prime=votes)
+        np.savez(fh, votes_S_prime=votes, votes_twin=out["votes_twin"], slots=out["slots"], party=crafted.party)

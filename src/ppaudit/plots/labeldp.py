@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_rr", "plot_tau_shift", "plot_mia_comparison"]
+__all__ = ["plot_rr", "plot_tau_shift", "mia_comparison_table", "plot_mia_comparison"]
 
 _CF = {"true_posterior": ("ground truth", "-", "o"), "logistic_regression": ("logistic regression", "--", "s")}
 
@@ -61,6 +61,40 @@ def plot_tau_shift(summary: pd.DataFrame, title: str):
 
 
 _ATTACKS = {"lia": ("observational LIA", "o"), "calibrated_mia": ("calibration MIA", "s"), "rmia": ("RMIA (offline)", "^")}
+
+
+def mia_comparison_table(audits: pd.DataFrame, attacks) -> pd.DataFrame:
+    """The numbers of Obs. Figs. 1 and 5 (observational paper §6.3–6.4): LIA vs the MIA baselines.
+
+    Args:
+        audits: rows of the audit CSVs (rule ``audit_labeldp_model``, one row per dataset,
+            mechanism, ε and attack) with columns dataset, algo, epsilon, claimed_epsilon,
+            attack, epsilon_sweep_mean, epsilon_sweep_std, repetitions, num_canaries and
+            optionally pate_student.
+        attacks: the attacks drawn (``lia``, ``calibrated_mia``, ``rmia``).
+
+    Returns:
+        The rows of ``attacks``, in the order of ``audits``, with columns dataset, algorithm
+        (the mechanism's label, :func:`ppaudit.experiments.labeldp_tables.algo_label`; PATE
+        names its student), epsilon_theory, claimed_epsilon, attack, epsilon_mean,
+        epsilon_std, repetitions, num_canaries — the input of :func:`plot_mia_comparison`.
+
+    Raises:
+        ValueError: if an attack is not one of ``lia``, ``calibrated_mia``, ``rmia``.
+    """
+    from ..experiments.labeldp_tables import algo_label
+
+    unknown = [a for a in attacks if a not in _ATTACKS]
+    if unknown:
+        raise ValueError(f"attacks must be among {sorted(_ATTACKS)}, got {unknown}")
+    a = audits[audits["attack"].isin(attacks)]
+    students = a["pate_student"] if "pate_student" in a else pd.Series("", index=a.index)
+    labels = [algo_label(al, ds, st if isinstance(st, str) else None) for al, ds, st in zip(a["algo"], a["dataset"], students)]
+    return pd.DataFrame(
+        dict(dataset=a["dataset"], algorithm=labels, epsilon_theory=a["epsilon"], claimed_epsilon=a["claimed_epsilon"],
+             attack=a["attack"], epsilon_mean=a["epsilon_sweep_mean"], epsilon_std=a["epsilon_sweep_std"], repetitions=a["repetitions"],
+             num_canaries=a["num_canaries"])
+    )  # fmt: skip
 
 
 def plot_mia_comparison(table: pd.DataFrame, attacks, title: str):

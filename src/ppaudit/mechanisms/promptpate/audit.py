@@ -8,15 +8,16 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_orders, check_positive_int, check_probability, check_sigma
-from ...accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent
 from ...adversaries.promptpate import ADVERSARIES
-from ...audit import k_cut_lower_bound, two_cut_lower_bound
-from ...divergence import exact_rdp
-from ...experiments.private_prediction import RDP_COLUMNS, compose_candidates, summarize_candidates
-from ...montecarlo import noisy_argmax_counts_pair, spawn_generators
+from ...audit import RDP_COLUMNS, compose_candidates, summarize_candidates
 from ...rng import job_generator
 from .neighbours import advq_neighbour, natq_neighbour
 from .votes import PromptPateVotes
+
+__all__ = [
+    "audit_pair",
+    "audit_votes",
+]
 
 # ---------------------------------------------------------------------------------------
 # Audit
@@ -42,37 +43,23 @@ def audit_pair(
     audit), ``k_cut``, ``exact`` (Eq. 4; ``exact_lo = exact_hi = exact``, ``exact_se = 0``),
     ``data_dependent`` (Papernot et al. 2018 at both histograms, the larger) and
     ``data_independent`` (``α/σ²``). Identical histograms give zeros without Monte Carlo.
+    The row is computed by the one per-query audit core, :func:`ppaudit.audit.audit_query`
+    with a :class:`~ppaudit.audit.HistogramPairSource`. PromptPATE's teachers are fixed
+    prompts (deterministic histograms): repeated answers are independent given the fixed
+    histogram, so the per-query composition is exact here (issue 13 §1: unaffected).
 
     Returns:
         One row per order with ``order``, :data:`RDP_COLUMNS`, ``exact_se``, ``trials``,
         ``identical``.
     """
-    s, a = check_sigma(sigma), as_orders(orders)
-    t = check_positive_int(trials, "trials")
-    conf = check_probability(confidence, "confidence")
+    from ...audit import HistogramPairSource, audit_query
+
     x0, x1 = np.asarray(h0, dtype=np.float64), np.asarray(h1, dtype=np.float64)
     if x0.shape != x1.shape or x0.ndim != 1:
         raise ValueError(f"h0 and h1 must be 1-D histograms of the same length, got {x0.shape} and {x1.shape}")
-    out = {"order": a}
-    out["data_dependent"] = np.maximum(gnmax_rdp_data_dependent(x0, s, a), gnmax_rdp_data_dependent(x1, s, a))
-    out["data_independent"] = gnmax_rdp_data_independent(s, a)
-    identical = bool(np.array_equal(x0, x1))
-    if identical:
-        zero = np.zeros(a.size)
-        out.update(two_cut_cp=zero, k_cut=zero, exact=zero)
-    else:
-        g_counts, g_select = spawn_generators(rng, 2)
-        c0, c1 = noisy_argmax_counts_pair(x0, x1, s, t, rng=g_counts, mode="exact")
-        out["two_cut_cp"] = two_cut_lower_bound(c0, c1, a, conf, selection=selection, rng=g_select).lower_bound
-        out["k_cut"] = k_cut_lower_bound(c0, c1, a, conf, method=k_cut_method)
-        out["exact"] = exact_rdp(x0, x1, s, a)
-    out["exact_lo"] = out["exact"]
-    out["exact_hi"] = out["exact"]
-    out["exact_se"] = np.zeros(a.size)
-    df = pd.DataFrame({k: out[k] for k in ("order",) + RDP_COLUMNS + ("exact_se",)})
-    df["trials"] = 0 if identical else t
-    df["identical"] = identical
-    return df
+    r = audit_query(HistogramPairSource(x0, x1), sigma, trials, orders, confidence, rng, count_mode="exact", exact="enumerate",
+                    selection=selection, k_cut_method=k_cut_method)
+    return r.frame(RDP_COLUMNS + ("exact_se",), ("trials", "identical"))
 
 
 def _hist_str(h) -> str:

@@ -1,4 +1,4 @@
-"""Snakemake script of rule extract_features: encoder features of a seeded dataset subset
+"""Rule extract_features: encoder features of a seeded dataset subset
 (Chadha et al. 2024, §6, App. D.3).
 
 Params: num_train, num_test, seed, source, root, cache_dir, batch_size, device.

@@ -1,4 +1,4 @@
-"""Snakemake script of rule labeldp_findings: the observational paper's three claims as numbers + booleans.
+"""Rule tabulate_labeldp_findings (target labeldp_findings): the observational paper's three claims as numbers + booleans.
 
 Inputs: ``rr`` (RR summary), ``tau`` (τ-shift summary), ``audits`` (image audit CSVs),
 ``malek`` (Malek Table 6 CSV: memorisation rate and accuracy of the game's MLP),
@@ -8,7 +8,7 @@ Params: settings (tight_tolerance, mia_tolerance). Output: ``csv``.
 
 import _ppaudit_path
 
-log = _ppaudit_path.log_to_file(snakemake.log[0], "labeldp_findings")  # noqa: F821
+log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_labeldp_findings")  # noqa: F821
 
 import pandas as pd  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Snakemake script of rule convert_llm: convert the GGUF once into a transformers folder
+"""Rule convert_llm: convert the GGUF once into a transformers folder
 (safetensors, float32; ``ppaudit.models.llm.convert_gguf``). Loading the GGUF directly parses its
 262k-token vocabulary for minutes on 2 cores; the folder loads in seconds."""
 

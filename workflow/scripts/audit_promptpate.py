@@ -1,4 +1,4 @@
-"""Snakemake script of rule audit_promptpate: the audit of one PromptPATE adversary (§4.2, §5.3–5.4).
+"""Rule audit_promptpate: the audit of one PromptPATE adversary (§4.2, §5.3–5.4).
 
 ``ppaudit.mechanisms.promptpate.audit_votes`` on the exact histograms of the LLM stage: per query the
 2-cut (Clopper–Pearson) and k-cut audits from T exact-count noisy-argmax runs, the exact RDP

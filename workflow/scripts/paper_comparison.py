@@ -1,4 +1,4 @@
-"""Snakemake script of rule paper_comparison: the papers' numbers next to ours.
+"""Rule paper_comparison: the papers' numbers next to ours.
 
 Inputs: ``numbers`` (workflow/data/paper_numbers.csv), ``results`` (the result files the
 workflow produces among those the list names). Output: ``table`` (CSV).

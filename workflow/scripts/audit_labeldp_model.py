@@ -1,4 +1,4 @@
-"""Snakemake script of rule audit_labeldp_model: observational LIA, calibrated MIA and RMIA on one target model.
+"""Rule audit_labeldp_model: observational LIA, calibrated MIA and RMIA on one target model.
 
 Inputs: ``target`` / ``reference`` (npz of probabilities), ``metrics`` (JSON of the target).
 Output: ``table`` (CSV, one row per attack with ε sweep/fixed mean and std, claimed ε, test metrics).

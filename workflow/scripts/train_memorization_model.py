@@ -1,4 +1,4 @@
-"""Snakemake script of rule train_memorization_model (Malek et al. 2021, App. B, Game 3).
+"""Rule train_memorization_model (Malek et al. 2021, App. B, Game 3).
 
 Plants ``num_canaries`` mislabelled canaries (:func:`ppaudit.attacks.memorization.make_canaries`)
 in the target half of the image data, releases the labels with ALIBI/AGIBI at ``eps``, fits

@@ -1,4 +1,4 @@
-"""Snakemake script of rule plot_promptpate_appendix (Figs. 17–24, App. E.3): ε bars per dataset
+"""Rule plot_promptpate_appendix (Figs. 17–24, App. E.3): ε bars per dataset
 (theory, exact, 2-cut and k-cut audits) for one PromptPATE adversary (Pois-NatQ: one of its
 four prompts) and case, plus the composed RDP against the order on one dataset.
 

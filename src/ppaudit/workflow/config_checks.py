@@ -1,0 +1,184 @@
+"""Checks of the workflow config that JSON Schema cannot express (cross-key checks).
+
+``workflow/schemas/config.schema.yaml`` validates every key on its own (type, range, enum,
+default). What it cannot say — two histograms of a pair must have the same length, a panel
+dataset must be one of the datasets, the Rényi orders must reach far enough for the ε floor,
+an option that needs another one — is checked here, one function per stage of the workflow.
+``workflow/rules/common.smk`` calls :func:`check_config` once, right after the schema
+validation (so defaults are filled in), and turns the ``ValueError`` into Snakemake's
+``WorkflowError("Invalid configuration: ...")``: a wrong config stops the run before any job,
+naming the key (CONVENTIONS item 3).
+
+:func:`config_value` is the one generic config accessor of the workflow (``get_config(*keys)``
+in common.smk, CONVENTIONS item 17): it names the missing key instead of a bare ``KeyError``.
+
+Every check takes the whole (validated) config mapping and raises ``ValueError`` whose message
+starts with the dotted config key, e.g. ``labeldp.datasets.tabular.algorithms has lp_1st_ood,
+which needs image data``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "MIN_LARGEST_ORDER",
+    "STAGE_CHECKS",
+    "SYNTHETIC_EXPERIMENTS",
+    "check_config",
+    "check_labeldp",
+    "check_orders_reach_floor",
+    "check_panel_dataset",
+    "check_promptpate",
+    "check_synthetic",
+    "config_value",
+]
+
+#: Figures computed from one synthetic histogram pair (``chadha2024.synthetic.<name>``).
+SYNTHETIC_EXPERIMENTS = ("fig2", "fig6")
+
+#: The largest Rényi order of an audit must reach at least this: the ε of an all-zero RDP
+#: curve (the floor an audit that found nothing reports, ``ppaudit.audit.epsilon_floor``)
+#: is ``log(1/δ)/(α_max − 1)``, so with small orders every audit would be reported as leaking.
+MIN_LARGEST_ORDER = 32
+
+
+def config_value(config: Mapping[str, Any], *keys: str | int) -> Any:
+    """The config entry at ``config[k1][k2]…`` (the generic accessor ``get_config(*keys)``).
+
+    Args:
+        config: the (validated) workflow config.
+        *keys: the path of the entry, e.g. ``("chadha2024", "promptpate", "sigma")``; none
+            returns the whole config.
+
+    Returns:
+        The entry (the same object, not a copy).
+
+    Raises:
+        ValueError: naming the dotted path when a key is missing or a value on the way is not
+            a mapping/list.
+    """
+    node: Any = config
+    for depth, key in enumerate(keys):
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            where = ".".join(str(k) for k in keys[: depth + 1])
+            parent = ".".join(str(k) for k in keys[:depth]) or "<top level>"
+            have = sorted(map(str, node)) if isinstance(node, Mapping) else type(node).__name__
+            raise ValueError(f"config key '{where}' does not exist (at {parent}: {have})") from None
+    return node
+
+
+def check_orders_reach_floor(orders: Sequence[float], key: str) -> None:
+    """Raise unless the largest Rényi order reaches :data:`MIN_LARGEST_ORDER`.
+
+    Args:
+        orders: the Rényi orders of one audit section.
+        key: its dotted config key (for the message), e.g. ``chadha2024.promptpate.orders``.
+
+    Raises:
+        ValueError: if ``max(orders) < 32``.
+    """
+    largest = max(orders)
+    if largest < MIN_LARGEST_ORDER:
+        raise ValueError(
+            f"{key} ends at {largest}; the ε of a zero RDP curve is set by the largest order, so include "
+            f"orders up to at least {MIN_LARGEST_ORDER} (e.g. 256)"
+        )
+
+
+def check_panel_dataset(section: Mapping[str, Any], key: str) -> None:
+    """Raise unless ``section["rdp_panel_dataset"]`` (when set) is one of ``section["datasets"]``.
+
+    Args:
+        section: one audit section (``chadha2024.pate_capc``, ``.knn`` or ``.promptpate``).
+        key: its dotted config key, e.g. ``chadha2024.promptpate``.
+
+    Raises:
+        ValueError: naming ``<key>.rdp_panel_dataset`` and the datasets.
+    """
+    panel = section["rdp_panel_dataset"]
+    if panel and panel not in section["datasets"]:
+        raise ValueError(f"{key}.rdp_panel_dataset {panel!r} is not in {key}.datasets {list(section['datasets'])}")
+
+
+def check_synthetic(config: Mapping[str, Any]) -> None:
+    """The two histograms of each synthetic pair have the same number of classes (Chadha et al. 2024, §4, Figs. 2 and 6).
+
+    Raises:
+        ValueError: naming ``chadha2024.synthetic.<fig>.h_s`` and both lengths.
+    """
+    for name in SYNTHETIC_EXPERIMENTS:
+        pair = config["chadha2024"]["synthetic"][name]
+        if len(pair["h_s"]) != len(pair["h_s_prime"]):
+            raise ValueError(
+                f"chadha2024.synthetic.{name}.h_s has {len(pair['h_s'])} classes but "
+                f"chadha2024.synthetic.{name}.h_s_prime has {len(pair['h_s_prime'])}; "
+                "the two histograms of a neighbouring pair must have the same length"
+            )
+
+
+def check_promptpate(config: Mapping[str, Any]) -> None:
+    """PromptPATE (Chadha et al. 2024, §5.3, App. E.3): panel dataset, orders, Figs. 3/4's Pois-NatQ variant.
+
+    Raises:
+        ValueError: if ``rdp_panel_dataset`` is not a dataset, the orders stop below 32, or
+            ``fig4_variant`` is neither ``best`` nor one of ``natq_variants``.
+    """
+    key = "chadha2024.promptpate"
+    cfg = config["chadha2024"]["promptpate"]
+    check_panel_dataset(cfg, key)
+    check_orders_reach_floor(cfg["orders"], f"{key}.orders")
+    fig4 = cfg["fig4_variant"]
+    if fig4 != "best" and fig4 not in cfg["natq_variants"]:
+        raise ValueError(f"{key}.fig4_variant {fig4!r} is not in {key}.natq_variants {list(cfg['natq_variants'])}")
+
+
+def check_labeldp(config: Mapping[str, Any]) -> None:
+    """Label-DP audits (observational paper; Malek et al. 2021): options that need another key.
+
+    Raises:
+        ValueError: if a non-image dataset lists ``lp_1st_ood`` (out-of-distribution prior
+            needs image data), an ε is a string other than ``"inf"``, the tabular model has
+            no ``iterations`` (CatBoost), Malek's canaries exceed the target half of the image
+            training pool, or the RR guess fractions miss 0.001 (Obs. Fig. 2) or 0.01 (Fig. 3).
+    """
+    c = config["labeldp"]
+    for name, s in c["datasets"].items():
+        if "lp_1st_ood" in s["algorithms"] and name != "image":
+            raise ValueError(f"labeldp.datasets.{name}.algorithms has lp_1st_ood, which needs image data")
+        for e in s["epsilons"]:
+            if isinstance(e, str) and e != "inf":
+                raise ValueError(f'labeldp.datasets.{name}.epsilons has {e!r}; use a number > 0 or "inf"')
+        if name == "tabular" and s["model"].get("iterations") is None:
+            raise ValueError("labeldp.datasets.tabular.model needs iterations (CatBoost)")
+    if c["malek"]["num_canaries"] > c["datasets"]["image"]["train_size"] // 2:
+        raise ValueError(
+            f"labeldp.malek.num_canaries = {c['malek']['num_canaries']} exceeds the target half of "
+            f"labeldp.datasets.image.train_size = {c['datasets']['image']['train_size']}"
+        )
+    if not {0.001, 0.01} <= set(c["synthetic_rr"]["guess_fractions"]):
+        raise ValueError(
+            f"labeldp.synthetic_rr.guess_fractions {list(c['synthetic_rr']['guess_fractions'])} must contain "
+            "0.001 (Fig. 2) and 0.01 (Fig. 3)"
+        )
+
+
+#: The checks :func:`check_config` runs, one per stage whose checks live here. (The PATE/CaPC,
+#: Private-kNN and Wang et al. stages still check their sections in their ``*_common.smk``.)
+STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (check_synthetic, check_promptpate, check_labeldp)
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Run every cross-key check of :data:`STAGE_CHECKS` on a schema-validated config.
+
+    Args:
+        config: the workflow config after ``snakemake.utils.validate`` filled the defaults.
+
+    Raises:
+        ValueError: the first failing check's message (it starts with the config key).
+    """
+    for check in STAGE_CHECKS:
+        check(config)
