@@ -206,14 +206,18 @@ def test_fig4_panel_and_findings(run_dir):
         assert r.epsilon == pytest.approx(w[r.column])
     # tabulate_promptpate_findings.py (rule tabulate_promptpate_findings).
     proc = run_script("tabulate_promptpate_findings.py", input={"summary": str(run_dir / SUMMARY), "variants": str(run_dir / VARIANTS),
-                                                        "others": summaries[:2]},
-                      output={"findings": str(out / "findings.csv")}, params={"floor": float(s["eps_floor"].iloc[0])},
+                                                        "others": summaries[:2],
+                                                        "votes": [str(run_dir / "results" / "votes" / prefix(run_dir) / "votes.npz")]},
+                      output={"findings": str(out / "findings.csv")},
+                      params={"floor": float(s["eps_floor"].iloc[0]), "datasets": ["rotten_tomatoes"]},
                       log=[str(out / "findings.log")], rule="tabulate_promptpate_findings")
     assert proc.returncode == 0, proc.stderr + (out / "findings.log").read_text()
     f = pd.read_csv(out / "findings.csv")
     assert set(f["algo"]) == {"promptpate"}
     assert {"audit<=exact<=dd<=di", "audit≈exact", "nat-advq≈pois-advq", "pois-natq best variant",
-            "pate<=capc<=promptpate", "promptpate>=others"} <= set(f["finding"])
+            "pate<=capc<=promptpate", "promptpate>=others", "teachers classify"} <= set(f["finding"])
+    teach = f[f["finding"] == "teachers classify"]
+    assert list(teach["dataset"]) == ["rotten_tomatoes"] and teach["values"].str.contains("majority_class_rate=").all()
     assert f["values"].str.len().gt(0).all()
     cross = f[f["finding"] == "pate<=capc<=promptpate"]
     assert set(cross["dataset"]) == {"all"} and cross["values"].str.contains("pate ").all() and cross["values"].str.contains("capc ").all()
