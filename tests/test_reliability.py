@@ -32,7 +32,7 @@ import yaml
 from ppaudit import data
 from ppaudit.data import ChecksumError, DownloadError, RemoteFile
 
-from test_data_download import _Server, _open  # the 127.0.0.1 fixture server
+from local_http import open_local as _open  # the 127.0.0.1 fixture server (tests/local_http.py)
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -157,12 +157,6 @@ def _sha(b: bytes) -> str:
 
 
 BODY = bytes(range(256)) * 64  # 16 KiB
-
-
-@pytest.fixture
-def server():
-    with _Server() as s:
-        yield s
 
 
 def test_bit_flipped_download_is_rejected_and_leaves_nothing(server, tmp_path):

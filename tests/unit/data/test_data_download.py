@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import http.server
 import io
 import struct
-import threading
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from local_http import open_local as _open  # noqa: E402 (tests/local_http.py)
 
 from ppaudit import data
 from ppaudit.data import ChecksumError, DatasetInfo, DownloadError, RemoteFile
@@ -31,66 +30,8 @@ def _idx_bytes(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-class _Server:
-    """A tiny HTTP server in a thread: fixed bodies, optional failures before success."""
-
-    def __init__(self):
-        self.files: dict[str, bytes] = {}
-        self.fail_first: dict[str, int] = {}
-        self.requests: list[str] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server API)
-                outer.requests.append(self.path)
-                if outer.fail_first.get(self.path, 0) > 0:
-                    outer.fail_first[self.path] -= 1
-                    self.send_error(503, "try again")
-                    return
-                body = outer.files.get(self.path)
-                if body is None:
-                    self.send_error(404, "not found")
-                    return
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.timeout = 5
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
-
-
-@pytest.fixture
-def server():
-    with _Server() as s:
-        yield s
-
-
 def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
-
-
-def _open(url, timeout):
-    # Bypass any proxy settings: the fixture server is on the loopback address.
-    return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=timeout)
 
 
 def test_download_verifies_and_places_file(server, tmp_path):

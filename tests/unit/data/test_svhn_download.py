@@ -8,14 +8,13 @@ registry pins their MD5 (the kind of checksum the real entry pins) computed here
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
-import threading
-import urllib.request
 
 import numpy as np
 import pytest
 from scipy.io import savemat
+
+from local_http import open_local as _open  # noqa: E402 (tests/local_http.py)
 
 from ppaudit import data
 from ppaudit.data import ChecksumError, DatasetInfo, RemoteFile
@@ -25,60 +24,6 @@ def _mat_bytes(x: np.ndarray, y: np.ndarray) -> bytes:
     buf = io.BytesIO()
     savemat(buf, {"X": x.astype(np.uint8), "y": y.reshape(-1, 1).astype(np.uint8)})
     return buf.getvalue()
-
-
-class _Server:
-    def __init__(self):
-        self.files: dict[str, bytes] = {}
-        self.fail_first: dict[str, int] = {}
-        self.requests: list[str] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                outer.requests.append(self.path)
-                if outer.fail_first.get(self.path, 0) > 0:
-                    outer.fail_first[self.path] -= 1
-                    self.send_error(503, "try again")
-                    return
-                body = outer.files.get(self.path)
-                if body is None:
-                    self.send_error(404, "not found")
-                    return
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
-
-
-@pytest.fixture
-def server():
-    with _Server() as s:
-        yield s
-
-
-def _open(url, timeout):
-    return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=timeout)
 
 
 def _md5(b: bytes) -> str:
