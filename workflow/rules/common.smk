@@ -8,9 +8,8 @@
 #
 # Sections: config · figure registry · synthetic (Chadha Figs. 2, 6) · Chadha et al. 2024
 # private prediction (shared by PATE/CaPC, PromptPATE, Private-kNN) · PromptPATE · label DP
-# (observational paper, Malek et al. 2021) · report (paper comparison).
-# Still in their own files (to be merged here): pate_capc_common.smk, knn_common.smk,
-# wang2022_common.smk.
+# (observational paper, Malek et al. 2021) · Wang et al. 2022 · report (paper comparison).
+# Still in their own files (to be merged here): pate_capc_common.smk, knn_common.smk.
 
 import math
 import os
@@ -492,6 +491,58 @@ def malek_num_canaries(wildcards):
     """Canaries of one memorisation run: the single game (n1000) or one of the small games."""
     m = get_config("labeldp", "malek")
     return m["num_canaries"] if wildcards.run == "n1000" else m["canaries_per_game"]
+
+
+# --- Wang et al. 2022, vote-histogram leakage (Figs. 1, 3–7; §5 answer caching) -------------
+# Rules: workflow/rules/wang2022.smk (paths listed there).
+
+# Dataset key -> (loader name of ppaudit.data.load_dataset, figure title).
+WANG_LOADERS = {
+    "mnist": ("mnist", "MNIST"),
+    "fashion_mnist": ("fashion-mnist", "Fashion-MNIST"),
+    "svhn": ("svhn", "SVHN"),
+}
+# The two datasets of Figs. 3–7 and the findings (wang2022.figure_datasets): the embedded
+# default replaces the paper's SVHN by Fashion-MNIST, config/paper.yaml uses SVHN.
+WANG_DATASETS = {k: WANG_LOADERS[k] for k in get_config("wang2022", "figure_datasets")}
+# Figures 6 and 7 of the paper: one per dataset, in that order.
+WANG_SIGMA_FIGURES = dict(zip(("fig6", "fig7"), get_config("wang2022", "figure_datasets")))
+# Rule-level constraint of the {dataset} wildcard (other stages use {dataset} with other
+# values, so no global constraint).
+WANG_DATASET_PATTERN = "|".join(WANG_DATASETS)
+# The adversaries whose fitted PATE/CaPC vote models the answer-caching defence is measured on.
+WANG_DEFENCE_ADVERSARIES = ("nat-advq", "pois-advq")
+
+
+def wang_solvers():
+    """Solvers of the histogram attacks (wang2022.attack.solver: both → paper and ours)."""
+    solver = get_config("wang2022", "attack", "solver")
+    return ["paper", "ours"] if solver == "both" else [solver]
+
+
+def wang_paper_error(dataset):
+    """(paper dataset, mean budget-attack error the paper states for it) for one of our
+    datasets: row wang_budget_error_<mnist|svhn> of PAPER_NUMBERS (Wang et al. 2022, §4.2)."""
+    from ppaudit.experiments.paper_comparison import paper_value, read_paper_numbers
+
+    paper = get_config("wang2022", "datasets", dataset, "paper_dataset")
+    try:
+        return paper, paper_value(read_paper_numbers(PAPER_NUMBERS), f"wang_budget_error_{paper.lower()}")
+    except ValueError as exc:
+        raise WorkflowError(f"{PAPER_NUMBERS}: {exc}") from None
+
+
+def wang_pate_defence_inputs():
+    """Fits, candidates and composed audits of the PATE/CaPC stage's AdvQ adversaries on
+    its panel dataset: the defence measured on fitted vote models (rule audit_wang_caching_pate)."""
+    algo = get_config("wang2022", "defence", "pate", "algo")
+    ds = panel_dataset("chadha2024", "pate_capc")
+    prefix = pc_prefix(algo, ds)
+    return {
+        "fits": [f"results/fits/{prefix}/{adv}.npz" for adv in WANG_DEFENCE_ADVERSARIES],
+        "canaries": [f"results/canaries/{prefix}/{adv}.npz" for adv in WANG_DEFENCE_ADVERSARIES],
+        "rdp": [f"{pc_audit_dir(algo, ds, adv)}/rdp.csv" for adv in WANG_DEFENCE_ADVERSARIES],
+    }
 
 
 # --- Report: the papers' numbers next to ours -------------------------------------------

@@ -15,17 +15,6 @@ KNN_WILDCARDS = dict(
 )
 
 
-localrules:
-    chadha_fig5,
-    chadha_fig25,
-    chadha_fig26,
-    chadha_fig27,
-    chadha_fig28,
-    chadha_fig29,
-    chadha_fig30,
-    chadha_fig31,
-
-
 rule build_knn_setup:
     input:
         train="results/features/{dataset}/{encoder}/seed{seed}/train.npy",
@@ -97,9 +86,11 @@ rule audit_knn:
         orders=knn_config()["orders"],
         confidence=knn_config()["confidence"],
         min_nu=knn_config()["min_nu"],
+        bonferroni=knn_config()["bonferroni"],
         exact=knn_config()["exact"],
         exact_draws=knn_config()["exact_draws"],
         max_support=knn_config()["max_support"],
+        audit_device=knn_config()["audit_device"],
         seed=lambda wildcards: int(wildcards.seed),
     wildcard_constraints:
         **KNN_WILDCARDS,
@@ -183,27 +174,7 @@ rule plot_chadha_fig5:
     input:
         summary="results/chadha2024/private_prediction/knn/summary.csv",
     output:
-        pdf=report(
-            "results/figures/chadha2024/fig5.pdf",
-            caption="../report/chadha_fig5.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 5 (Private-kNN)",
-            labels={"figure": "fig5", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/fig5.png",
-            caption="../report/chadha_fig5.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 5 (Private-kNN)",
-            labels={"figure": "fig5", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/fig5.csv",
-            caption="../report/chadha_fig5.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 5 (Private-kNN)",
-            labels={"figure": "fig5", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_fig5"),
     params:
         floor=knn_epsilon_floor(),
         labels=KNN_ADVERSARY_LABELS,
@@ -224,27 +195,7 @@ rule plot_chadha_knn_appendix:
         summary="results/chadha2024/private_prediction/knn/summary.csv",
         rdp=lambda wildcards: f"{knn_audit_dir(knn_panel_dataset(), KNN_APPENDIX_FIGURES[wildcards.knnfig][0])}/rdp.csv",
     output:
-        pdf=report(
-            "results/figures/chadha2024/{knnfig}.pdf",
-            caption="../report/chadha_appendix_knn.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.4 (Private-kNN)",
-            labels={"figure": "{knnfig}", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/{knnfig}.png",
-            caption="../report/chadha_appendix_knn.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.4 (Private-kNN)",
-            labels={"figure": "{knnfig}", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/{knnfig}.csv",
-            caption="../report/chadha_appendix_knn.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.4 (Private-kNN)",
-            labels={"figure": "{knnfig}", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_knn_appendix"),
     params:
         adversary=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][0],
         case=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][1],
@@ -262,44 +213,3 @@ rule plot_chadha_knn_appendix:
         "../../envs/plot.yaml"
     script:
         "../scripts/knn_plot_appendix.py"
-
-
-# Named targets: `snakemake -c2 chadha_fig5` regenerates one figure.
-rule chadha_fig5:
-    input:
-        expand("results/figures/chadha2024/fig5.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig25:
-    input:
-        expand("results/figures/chadha2024/fig25.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig26:
-    input:
-        expand("results/figures/chadha2024/fig26.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig27:
-    input:
-        expand("results/figures/chadha2024/fig27.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig28:
-    input:
-        expand("results/figures/chadha2024/fig28.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig29:
-    input:
-        expand("results/figures/chadha2024/fig29.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig30:
-    input:
-        expand("results/figures/chadha2024/fig30.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig31:
-    input:
-        expand("results/figures/chadha2024/fig31.{ext}", ext=("pdf", "png", "csv")),

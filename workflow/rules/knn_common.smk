@@ -1,5 +1,5 @@
 # Private-kNN audits (Chadha et al. 2024, §6, App. D.3, App. E.4): config checks, path
-# helpers and the targets of Fig. 5 and Figs. 25–31. Functions only (rules:
+# helpers of Fig. 5 and Figs. 25–31 (targets: workflow/figures.yaml). Functions only (rules:
 # workflow/rules/features.smk for the encoders, workflow/rules/knn.smk for the audit).
 #
 # Paths share the prefix K = {dataset}/{encoder}/seed{seed}:
@@ -147,7 +147,7 @@ def knn_panel_dataset():
 
 def knn_epsilon_floor():
     """ε of an all-zero RDP curve at the configured orders and δ (an audit that found nothing)."""
-    from ppaudit.experiments.pate_capc_findings import epsilon_floor
+    from ppaudit.audit import epsilon_floor
 
     return epsilon_floor(knn_config()["orders"], knn_config()["delta"])
 
@@ -157,11 +157,4 @@ def knn_appendix_caption(fig):
     return f"Private-kNN, {case} case for the {KNN_ADVERSARY_LABELS[adv]} adversary"
 
 
-# The kNN part of the findings table (results/tables/chadha2024_findings.csv).
-CHADHA_FINDINGS_PARTS.append("results/tables/findings/knn.csv")
-
-
-def chadha_knn_targets():
-    """Every file of the Private-kNN targets (Fig. 5, Figs. 25–31)."""
-    figs = ["fig5", *KNN_APPENDIX_FIGURES]
-    return expand("results/figures/chadha2024/{fig}.{ext}", fig=figs, ext=("pdf", "png", "csv"))
+# The kNN part of the findings table is listed in CHADHA_FINDINGS_PARTS (common.smk).

@@ -15,22 +15,6 @@ PC_WILDCARDS = dict(
 )
 
 
-localrules:
-    chadha_fig3,
-    chadha_fig4,
-    chadha_fig7,
-    chadha_fig8,
-    chadha_fig9,
-    chadha_fig10,
-    chadha_fig11,
-    chadha_fig12,
-    chadha_fig13,
-    chadha_fig14,
-    chadha_fig15,
-    chadha_fig16,
-    chadha_findings,
-
-
 rule select_queries:
     input:
         pc_dataset_inputs,
@@ -63,7 +47,7 @@ rule train_teachers:
     params:
         num_teachers=lambda wildcards: pc_dataset(wildcards.dataset)["num_teachers"],
         num_instantiations=lambda wildcards: pc_instantiations(wildcards.algo),
-        teacher_params=lambda wildcards: pc_teacher_params(wildcards.model),
+        teacher_params=lambda wildcards: {**pc_teacher_params(wildcards.model), "deterministic": pc_config()["deterministic"], "batch_teachers": pc_config()["batch_teachers"]},
         source=pc_config()["source"],
         root="resources/datasets",
     wildcard_constraints:
@@ -116,7 +100,7 @@ rule train_canary_teachers:
     params:
         num_teachers=lambda wildcards: pc_dataset(wildcards.dataset)["num_teachers"],
         num_instantiations=pc_config()["canary_instantiations"],
-        teacher_params=lambda wildcards: pc_teacher_params(wildcards.model),
+        teacher_params=lambda wildcards: {**pc_teacher_params(wildcards.model), "deterministic": pc_config()["deterministic"], "batch_teachers": pc_config()["batch_teachers"]},
         source=pc_config()["source"],
         root="resources/datasets",
     wildcard_constraints:
@@ -144,6 +128,7 @@ rule fit_vote_model:
         fit="results/fits/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
     params:
         smoothing=pc_config()["smoothing"],
+        procedure=pc_config()["fit_procedure"],
     wildcard_constraints:
         **PC_WILDCARDS,
     log:
@@ -172,6 +157,12 @@ rule audit_noisy_argmax:
         count_mode=pc_config()["count_mode"],
         exact=pc_config()["exact"],
         bonferroni=pc_config()["bonferroni"],
+        transcript=pc_config()["transcript"],
+        transcript_max_work=pc_config()["transcript_max_work"],
+        transcript_mc_draws=pc_config()["transcript_mc_draws"],
+        transcript_trials=pc_config()["transcript_trials"],
+        delta=pc_config()["delta"],
+        audit_device=pc_config()["audit_device"],
         seed=config["seed"],
     wildcard_constraints:
         **PC_WILDCARDS,
@@ -263,12 +254,7 @@ rule concat_findings:
     input:
         parts=chadha_findings_parts(),
     output:
-        table=report(
-            "results/tables/chadha2024_findings.csv",
-            caption="../report/chadha_findings.rst",
-            category="Chadha et al. 2024",
-            subcategory="Findings",
-        ),
+        **figure_outputs("concat_findings"),
     log:
         "logs/concat_findings/chadha2024.log",
     resources:
@@ -284,27 +270,7 @@ rule plot_chadha_fig34:
     input:
         summaries=chadha_fig34_summaries(),
     output:
-        pdf=report(
-            "results/figures/chadha2024/{fig34}.pdf",
-            caption="../report/chadha_fig34.rst",
-            category="Chadha et al. 2024",
-            subcategory="Figs. 3–4",
-            labels={"figure": "{fig34}", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/{fig34}.png",
-            caption="../report/chadha_fig34.rst",
-            category="Chadha et al. 2024",
-            subcategory="Figs. 3–4",
-            labels={"figure": "{fig34}", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/{fig34}.csv",
-            caption="../report/chadha_fig34.rst",
-            category="Chadha et al. 2024",
-            subcategory="Figs. 3–4",
-            labels={"figure": "{fig34}", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_fig34"),
     params:
         adversaries=lambda wildcards: ["nat-advq", "pois-advq"] if wildcards.fig34 == "fig3" else ["pois-natq"],
         floor=pc_epsilon_floor(),
@@ -329,27 +295,7 @@ rule plot_chadha_appendix:
         summary=lambda wildcards: f"results/chadha2024/private_prediction/{PC_APPENDIX_FIGURES[wildcards.appfig][0]}/summary.csv",
         rdp=lambda wildcards: f"{pc_audit_dir(PC_APPENDIX_FIGURES[wildcards.appfig][0], pc_panel_dataset(), PC_APPENDIX_FIGURES[wildcards.appfig][1])}/rdp.csv",
     output:
-        pdf=report(
-            "results/figures/chadha2024/{appfig}.pdf",
-            caption="../report/chadha_appendix_pate_capc.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.1–E.2",
-            labels={"figure": "{appfig}", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/{appfig}.png",
-            caption="../report/chadha_appendix_pate_capc.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.1–E.2",
-            labels={"figure": "{appfig}", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/{appfig}.csv",
-            caption="../report/chadha_appendix_pate_capc.rst",
-            category="Chadha et al. 2024",
-            subcategory="App. E.1–E.2",
-            labels={"figure": "{appfig}", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_appendix"),
     params:
         algo=lambda wildcards: PC_APPENDIX_FIGURES[wildcards.appfig][0],
         adversary=lambda wildcards: PC_APPENDIX_FIGURES[wildcards.appfig][1],
@@ -368,69 +314,3 @@ rule plot_chadha_appendix:
         "../../envs/plot.yaml"
     script:
         "../scripts/pate_capc_plot_appendix.py"
-
-
-# Named targets: `snakemake -c2 chadha_fig3` regenerates one figure.
-rule chadha_fig3:
-    input:
-        expand("results/figures/chadha2024/fig3.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig4:
-    input:
-        expand("results/figures/chadha2024/fig4.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig7:
-    input:
-        expand("results/figures/chadha2024/fig7.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig8:
-    input:
-        expand("results/figures/chadha2024/fig8.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig9:
-    input:
-        expand("results/figures/chadha2024/fig9.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig10:
-    input:
-        expand("results/figures/chadha2024/fig10.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig11:
-    input:
-        expand("results/figures/chadha2024/fig11.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig12:
-    input:
-        expand("results/figures/chadha2024/fig12.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig13:
-    input:
-        expand("results/figures/chadha2024/fig13.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig14:
-    input:
-        expand("results/figures/chadha2024/fig14.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig15:
-    input:
-        expand("results/figures/chadha2024/fig15.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_fig16:
-    input:
-        expand("results/figures/chadha2024/fig16.{ext}", ext=("pdf", "png", "csv")),
-
-
-rule chadha_findings:
-    input:
-        "results/tables/chadha2024_findings.csv",

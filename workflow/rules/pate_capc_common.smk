@@ -116,41 +116,16 @@ def pc_panel_dataset():
 
 def pc_epsilon_floor():
     """ε of an all-zero RDP curve at the configured orders and δ (an audit that found nothing)."""
-    from ppaudit.experiments.pate_capc_findings import epsilon_floor
+    from ppaudit.audit import epsilon_floor
 
     return epsilon_floor(pc_config()["orders"], pc_config()["delta"])
 
 
-# Figs. 3 and 4 take a list of per-algorithm summary CSVs (same columns as
-# results/chadha2024/private_prediction/{algo}/summary.csv). Another algorithm's stage
-# (PromptPATE) adds its panel by appending its summary path to this list in its own
-# _common.smk, included after this file.
-CHADHA_FIG34_SUMMARIES = [f"results/chadha2024/private_prediction/{algo}/summary.csv" for algo in PC_ALGOS]
-
-# Parts of the findings table results/tables/chadha2024_findings.csv, one CSV per
-# algorithm with the columns of ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS.
-# Other stages (kNN, PromptPATE) append theirs: CHADHA_FINDINGS_PARTS.append(...).
-CHADHA_FINDINGS_PARTS = [f"results/tables/findings/{algo}.csv" for algo in PC_ALGOS]
-
-
-def chadha_fig34_summaries():
-    """Summary CSVs drawn as panels of Figs. 3 and 4 (extensible list)."""
-    return list(CHADHA_FIG34_SUMMARIES)
-
-
-def chadha_findings_parts():
-    """Per-algorithm parts of the findings table (extensible list)."""
-    return list(CHADHA_FINDINGS_PARTS)
+# The panels of Figs. 3/4 (CHADHA_FIG34_SUMMARIES, chadha_fig34_summaries()) and the parts
+# of the findings table (CHADHA_FINDINGS_PARTS, chadha_findings_parts()) are defined,
+# complete, in workflow/rules/common.smk (no stage appends to them).
 
 
 def pc_appendix_caption(fig):
     algo, adv, case = PC_APPENDIX_FIGURES[fig]
     return f"{'PATE' if algo == 'pate' else 'CaPC'}, {case} case for the {PC_ADVERSARY_LABELS[adv]} adversary"
-
-
-def chadha_pate_capc_targets():
-    """Every file of the PATE/CaPC targets (Figs. 3, 4, 7–16 and the findings table)."""
-    figs = ["fig3", "fig4", *PC_APPENDIX_FIGURES]
-    return expand("results/figures/chadha2024/{fig}.{ext}", fig=figs, ext=("pdf", "png", "csv")) + [
-        "results/tables/chadha2024_findings.csv"
-    ]

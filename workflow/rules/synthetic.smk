@@ -7,11 +7,6 @@
 #   results/figures/chadha2024/{fig}.pdf|png|csv           the figure and its plotted numbers
 
 
-localrules:
-    chadha_fig2,
-    chadha_fig6,
-
-
 rule audit_synthetic_pair:
     output:
         table="results/chadha2024/synthetic/{experiment}.csv",
@@ -27,6 +22,7 @@ rule audit_synthetic_pair:
         mode=synthetic_settings()["mode"],
         num_bootstrap=synthetic_settings()["num_bootstrap"],
         selection=synthetic_settings()["selection"],
+        audit_device=synthetic_settings()["audit_device"],
         seed=config["seed"],
     log:
         "logs/audit_synthetic_pair/{experiment}.log",
@@ -46,27 +42,7 @@ rule plot_chadha_fig2:
     input:
         table="results/chadha2024/synthetic/fig2.csv",
     output:
-        pdf=report(
-            "results/figures/chadha2024/fig2.pdf",
-            caption="../report/chadha_fig2.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 2",
-            labels={"figure": "Fig. 2", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/fig2.png",
-            caption="../report/chadha_fig2.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 2",
-            labels={"figure": "Fig. 2", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/fig2.csv",
-            caption="../report/chadha_fig2.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 2",
-            labels={"figure": "Fig. 2", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_fig2"),
     params:
         methods=synthetic_pair("fig2")["methods"],
         title=synthetic_title("fig2"),
@@ -85,27 +61,7 @@ rule plot_chadha_fig6:
     input:
         table="results/chadha2024/synthetic/fig6.csv",
     output:
-        pdf=report(
-            "results/figures/chadha2024/fig6.pdf",
-            caption="../report/chadha_fig6.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 6",
-            labels={"figure": "Fig. 6", "file": "PDF"},
-        ),
-        png=report(
-            "results/figures/chadha2024/fig6.png",
-            caption="../report/chadha_fig6.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 6",
-            labels={"figure": "Fig. 6", "file": "PNG"},
-        ),
-        csv=report(
-            "results/figures/chadha2024/fig6.csv",
-            caption="../report/chadha_fig6.rst",
-            category="Chadha et al. 2024",
-            subcategory="Fig. 6",
-            labels={"figure": "Fig. 6", "file": "CSV (plotted numbers)"},
-        ),
+        **figure_outputs("plot_chadha_fig6"),
     params:
         methods=synthetic_pair("fig6")["methods"],
         title=synthetic_title("fig6"),
@@ -118,14 +74,3 @@ rule plot_chadha_fig6:
         "../../envs/plot.yaml"
     script:
         "../scripts/plot_rdp_vs_order.py"
-
-
-# Named targets: `snakemake -c2 chadha_fig2` regenerates one figure.
-rule chadha_fig2:
-    input:
-        rules.plot_chadha_fig2.output,
-
-
-rule chadha_fig6:
-    input:
-        rules.plot_chadha_fig6.output,

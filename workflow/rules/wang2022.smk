@@ -10,6 +10,10 @@
 #   results/wang2022/defence/{reconstruction,audits}.csv
 #   results/figures/wang2022/{fig}.pdf|png|csv     figures and their plotted numbers
 #   results/tables/wang2022_findings.csv           "error falls as σ grows", checked
+#
+# Constants and helpers (WANG_DATASETS, WANG_SIGMA_FIGURES, wang_solvers, …): the Wang section of
+# common.smk; config checks: ppaudit.workflow.config_checks.check_wang2022. Script of rule R:
+# workflow/scripts/R.py.
 
 
 rule train_wang_teachers:
@@ -17,27 +21,27 @@ rule train_wang_teachers:
         histograms="results/wang2022/histograms/{dataset}.npz",
     params:
         loader=lambda wildcards: WANG_DATASETS[wildcards.dataset][0],
-        train_size=lambda wildcards: wang_dataset(wildcards.dataset)["train_size"],
-        test_size=lambda wildcards: wang_dataset(wildcards.dataset)["test_size"],
-        num_teachers=wang_settings("histograms")["num_teachers"],
-        model=wang_settings("histograms")["teacher_model"],
-        source=wang_settings("histograms")["data_source"],
-        root=wang_settings("histograms")["data_root"],
-        seed=config["seed"],
+        train_size=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "train_size"),
+        test_size=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "test_size"),
+        num_teachers=get_config("wang2022", "histograms", "num_teachers"),
+        model=get_config("wang2022", "histograms", "teacher_model"),
+        source=get_config("wang2022", "histograms", "data_source"),
+        root=get_config("wang2022", "histograms", "data_root"),
+        seed=get_config("seed"),
     wildcard_constraints:
         dataset=WANG_DATASET_PATTERN,
     log:
         "logs/train_wang_teachers/{dataset}.log",
     benchmark:
         "benchmarks/train_wang_teachers/{dataset}.tsv"
-    threads: wang_settings("histograms")["threads"]
+    threads: get_config("wang2022", "histograms", "threads")
     resources:
         mem_mb=4000,
         runtime=120,
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_train_teachers.py"
+        "../scripts/train_wang_teachers.py"
 
 
 rule attack_wang_histograms:
@@ -47,18 +51,18 @@ rule attack_wang_histograms:
         attacks="results/wang2022/attacks/{dataset}.csv",
         selection="results/wang2022/selection/{dataset}.csv",
     params:
-        per_level=wang_settings("attack")["per_level"],
-        sigmas=wang_settings("attack")["sigmas"],
-        num_queries=wang_settings("attack")["num_queries"],
-        budget_sigma=wang_settings("attack")["budget_sigma"],
-        budget=lambda wildcards: wang_dataset(wildcards.dataset)["budget"],
-        delta=lambda wildcards: wang_dataset(wildcards.dataset)["delta"],
-        accountant=wang_settings("attack")["accountant"],
-        threshold=lambda wildcards: wang_dataset(wildcards.dataset)["threshold"],
-        sigma_threshold=lambda wildcards: wang_dataset(wildcards.dataset)["sigma_threshold"],
+        per_level=get_config("wang2022", "attack", "per_level"),
+        sigmas=get_config("wang2022", "attack", "sigmas"),
+        num_queries=get_config("wang2022", "attack", "num_queries"),
+        budget_sigma=get_config("wang2022", "attack", "budget_sigma"),
+        budget=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "budget"),
+        delta=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "delta"),
+        accountant=get_config("wang2022", "attack", "accountant"),
+        threshold=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "threshold"),
+        sigma_threshold=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "sigma_threshold"),
         solvers=wang_solvers(),
-        paper_max_iterations=wang_settings("attack")["paper_max_iterations"],
-        seed=config["seed"],
+        paper_max_iterations=get_config("wang2022", "attack", "paper_max_iterations"),
+        seed=get_config("seed"),
     wildcard_constraints:
         dataset=WANG_DATASET_PATTERN,
     log:
@@ -72,28 +76,28 @@ rule attack_wang_histograms:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_attack_histograms.py"
+        "../scripts/attack_wang_histograms.py"
 
 
 rule train_adult_ensemble:
     output:
         votes="results/wang2022/adult/votes.csv",
     params:
-        settings=wang_settings("adult"),
-        root=wang_settings("histograms")["data_root"],
-        seed=config["seed"],
+        settings=get_config("wang2022", "adult"),
+        root=get_config("wang2022", "histograms", "data_root"),
+        seed=get_config("seed"),
     log:
         "logs/train_adult_ensemble/adult.log",
     benchmark:
         "benchmarks/train_adult_ensemble/adult.tsv"
-    threads: wang_settings("histograms")["threads"]
+    threads: get_config("wang2022", "histograms", "threads")
     resources:
         mem_mb=4000,
         runtime=60,
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_train_adult.py"
+        "../scripts/train_adult_ensemble.py"
 
 
 rule attack_adult_histograms:
@@ -102,9 +106,9 @@ rule attack_adult_histograms:
     output:
         consensus="results/wang2022/adult/consensus.csv",
     params:
-        sigma=wang_settings("adult")["sigma"],
-        num_queries=wang_settings("adult")["num_queries"],
-        seed=config["seed"],
+        sigma=get_config("wang2022", "adult", "sigma"),
+        num_queries=get_config("wang2022", "adult", "num_queries"),
+        seed=get_config("seed"),
     log:
         "logs/attack_adult_histograms/adult.log",
     benchmark:
@@ -116,7 +120,7 @@ rule attack_adult_histograms:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_attack_adult.py"
+        "../scripts/attack_adult_histograms.py"
 
 
 rule audit_wang_caching:
@@ -124,8 +128,8 @@ rule audit_wang_caching:
         reconstruction="results/wang2022/defence/reconstruction.csv",
         audits="results/wang2022/defence/audits.csv",
     params:
-        settings=wang_settings("defence"),
-        seed=config["seed"],
+        settings=get_config("wang2022", "defence"),
+        seed=get_config("seed"),
     log:
         "logs/audit_wang_caching/defence.log",
     benchmark:
@@ -137,7 +141,7 @@ rule audit_wang_caching:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_caching_defence.py"
+        "../scripts/audit_wang_caching.py"
 
 
 rule audit_wang_caching_pate:
@@ -146,14 +150,14 @@ rule audit_wang_caching_pate:
     output:
         transcripts="results/wang2022/defence/pate_transcripts.csv",
     params:
-        settings=wang_settings("defence")["pate"],
-        adversaries=["nat-advq", "pois-advq"],
-        dataset=pc_panel_dataset(),
-        sigma=float(pc_dataset(pc_panel_dataset())["sigma"]),
-        orders=pc_config()["orders"],
-        confidence=wang_settings("defence")["confidence"],
-        delta=pc_config()["delta"],
-        seed=config["seed"],
+        settings=get_config("wang2022", "defence", "pate"),
+        adversaries=list(WANG_DEFENCE_ADVERSARIES),
+        dataset=panel_dataset("chadha2024", "pate_capc"),
+        sigma=float(get_config("chadha2024", "pate_capc", "dataset_settings", panel_dataset("chadha2024", "pate_capc"), "sigma")),
+        orders=get_config("chadha2024", "pate_capc", "orders"),
+        confidence=get_config("wang2022", "defence", "confidence"),
+        delta=get_config("chadha2024", "pate_capc", "delta"),
+        seed=get_config("seed"),
     log:
         "logs/audit_wang_caching_pate/defence.log",
     benchmark:
@@ -165,7 +169,7 @@ rule audit_wang_caching_pate:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_caching_pate.py"
+        "../scripts/audit_wang_caching_pate.py"
 
 
 rule plot_wang_fig1:
@@ -174,8 +178,7 @@ rule plot_wang_fig1:
     output:
         **figure_outputs("plot_wang_fig1"),
     params:
-        figure="fig1",
-        threshold=wang_settings("adult")["threshold"],
+        threshold=get_config("wang2022", "adult", "threshold"),
     log:
         "logs/plot_wang_fig1/fig1.log",
     resources:
@@ -184,7 +187,7 @@ rule plot_wang_fig1:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig1.py"
 
 
 rule plot_wang_fig3:
@@ -193,7 +196,6 @@ rule plot_wang_fig3:
     output:
         **figure_outputs("plot_wang_fig3"),
     params:
-        figure="fig3",
         titles=[v[1] for v in WANG_DATASETS.values()],
     log:
         "logs/plot_wang_fig3/fig3.log",
@@ -203,7 +205,7 @@ rule plot_wang_fig3:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig3.py"
 
 
 rule plot_wang_fig4:
@@ -212,7 +214,6 @@ rule plot_wang_fig4:
     output:
         **figure_outputs("plot_wang_fig4"),
     params:
-        figure="fig4",
         titles=[v[1] for v in WANG_DATASETS.values()],
     log:
         "logs/plot_wang_fig4/fig4.log",
@@ -222,7 +223,7 @@ rule plot_wang_fig4:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig4.py"
 
 
 rule plot_wang_fig5:
@@ -231,7 +232,6 @@ rule plot_wang_fig5:
     output:
         **figure_outputs("plot_wang_fig5"),
     params:
-        figure="fig5",
         titles=[v[1] for v in WANG_DATASETS.values()],
     log:
         "logs/plot_wang_fig5/fig5.log",
@@ -241,7 +241,7 @@ rule plot_wang_fig5:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig5.py"
 
 
 rule plot_wang_fig6:
@@ -250,9 +250,8 @@ rule plot_wang_fig6:
     output:
         **figure_outputs("plot_wang_fig6"),
     params:
-        figure="fig6",
-        titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig6"]][1]],
-        num_queries=wang_settings("attack")["num_queries"],
+        title=WANG_DATASETS[WANG_SIGMA_FIGURES["fig6"]][1],
+        num_queries=get_config("wang2022", "attack", "num_queries"),
     log:
         "logs/plot_wang_fig6/fig6.log",
     resources:
@@ -261,7 +260,7 @@ rule plot_wang_fig6:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig6.py"
 
 
 rule plot_wang_fig7:
@@ -270,9 +269,8 @@ rule plot_wang_fig7:
     output:
         **figure_outputs("plot_wang_fig7"),
     params:
-        figure="fig7",
-        titles=[WANG_DATASETS[WANG_SIGMA_FIGURES["fig7"]][1]],
-        num_queries=wang_settings("attack")["num_queries"],
+        title=WANG_DATASETS[WANG_SIGMA_FIGURES["fig7"]][1],
+        num_queries=get_config("wang2022", "attack", "num_queries"),
     log:
         "logs/plot_wang_fig7/fig7.log",
     resources:
@@ -281,7 +279,7 @@ rule plot_wang_fig7:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_fig7.py"
 
 
 rule plot_wang_defence_caching:
@@ -292,8 +290,7 @@ rule plot_wang_defence_caching:
     output:
         **figure_outputs("plot_wang_defence_caching"),
     params:
-        figure="defence_caching",
-        floor=pc_epsilon_floor(),
+        floor=epsilon_floor_of("chadha2024", "pate_capc"),
     log:
         "logs/plot_wang_defence_caching/defence_caching.log",
     resources:
@@ -302,7 +299,7 @@ rule plot_wang_defence_caching:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_plot.py"
+        "../scripts/plot_wang_defence_caching.py"
 
 
 rule tabulate_wang_findings:
@@ -322,4 +319,4 @@ rule tabulate_wang_findings:
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/wang2022_findings.py"
+        "../scripts/tabulate_wang_findings.py"

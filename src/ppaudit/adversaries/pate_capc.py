@@ -7,7 +7,7 @@ changed" for CaPC, §5.2):
 * **Nat-AdvQ** — natural crafter, adversarial distinguisher: the canary is a test query
   with its true label, ``(x_q, y_q)``; the distinguisher asks that same query ``n_Q`` times.
 * **Pois-AdvQ** — poisoning crafter, adversarial distinguisher: the canary is a test query
-  labelled with the *second most common teacher label* for it; asked ``n_Q`` times.
+  *mislabelled* with the most common teacher label other than its true label; asked ``n_Q`` times.
 * **Pois-NatQ** — poisoning crafter, natural distinguisher: the same kind of poison; the
   distinguisher asks the ``n_Q`` natural queries (the query set, a sample of the test set),
   each once.
@@ -20,10 +20,12 @@ Pois-NatQ the poison is likewise a query-set point, so the poison may itself be 
 natural queries (as PromptPATE's Pois-NatQ does with its "confident"/"unconfident" query,
 App. D.2).
 
-"Second most common teacher label" (documented reading): the votes of all teachers of
-``S`` pooled over the ``N_g`` instantiations (i.e. the class with the second largest
-``P_q``, resp. ``Σ_i P^i_q`` for CaPC); ties go to the smaller class index, and if every
-vote is for one class the smallest other class is taken.
+The poison label (§4.1, §5.1: poisons are *mislabelled* points): the most-voted label other
+than the point's true label, votes of all teachers of ``S`` pooled over the ``N_g``
+instantiations (:func:`poison_label`; ties to the smaller class index). It never equals the
+true label; when the teachers' top label is the true label it is the second most common
+label, as §5.1 words it. (Before issue 13 the second most common label was taken whatever
+the true label, which is the *true* label whenever the teachers mostly err.)
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ __all__ = [
     "CraftedCanaries",
     "pooled_vote_counts",
     "second_most_common_label",
+    "poison_label",
     "craft_nat_advq",
     "craft_pois_advq",
     "craft_pois_natq",
     "craft",
+    "choose_capc_party",
     "sample_query_indices",
 ]
 
@@ -60,6 +64,8 @@ class CraftedCanaries:
         canary_label: ``(n_c,)`` its label ``y'``.
         audit_queries: ``(n_c, L)`` indices into the query set asked for each candidate.
         repetitions: ``(n_c, L)`` how many times each of them is asked.
+        party: ``(n_c,)`` CaPC party whose teacher receives the canary
+            (:func:`choose_capc_party`); ``-1`` = PATE's random cell per instantiation.
     """
 
     adversary: str
@@ -67,6 +73,7 @@ class CraftedCanaries:
     canary_label: np.ndarray
     audit_queries: np.ndarray
     repetitions: np.ndarray
+    party: np.ndarray | None = None
 
     def __post_init__(self):
         if self.adversary not in ADVERSARIES:
@@ -82,7 +89,10 @@ class CraftedCanaries:
             )
         if np.any(r < 1):
             raise ValueError(f"repetitions must be >= 1, got {r.min()}")
-        for name, val in (("canary_index", idx), ("canary_label", lab), ("audit_queries", q), ("repetitions", r)):
+        par = np.full(idx.size, -1, dtype=np.int64) if self.party is None else np.asarray(self.party, dtype=np.int64).reshape(-1)
+        if par.shape != idx.shape or (par.size and par.min() < -1):
+            raise ValueError(f"party must hold one index >= -1 per candidate ({idx.size}), got {self.party!r}")
+        for name, val in (("canary_index", idx), ("canary_label", lab), ("audit_queries", q), ("repetitions", r), ("party", par)):
             object.__setattr__(self, name, val)
 
     @property
@@ -111,12 +121,18 @@ class CraftedCanaries:
                     canary_label=self.canary_label,
                     audit_queries=self.audit_queries,
                     repetitions=self.repetitions,
+                    party=self.party,
                 )
 
     @classmethod
     def from_npz(cls, path: str | os.PathLike) -> "CraftedCanaries":
         with np.load(path, allow_pickle=False) as z:
-            return cls(str(z["adversary"]), z["canary_index"], z["canary_label"], z["audit_queries"], z["repetitions"])
+            party = z["party"] if "party" in z else None
+            return cls(str(z["adversary"]), z["canary_index"], z["canary_label"], z["audit_queries"], z["repetitions"], party)
+
+    def with_party(self, party) -> "CraftedCanaries":
+        """The same candidates with the CaPC party of each canary set (:func:`choose_capc_party`)."""
+        return CraftedCanaries(self.adversary, self.canary_index, self.canary_label, self.audit_queries, self.repetitions, party)
 
 
 def pooled_vote_counts(votes_S, num_classes: int) -> np.ndarray:
@@ -174,32 +190,96 @@ def craft_nat_advq(y_query, num_repetitions: int, candidates=None) -> CraftedCan
     return CraftedCanaries("nat-advq", c, y[c], c[:, None], np.full((c.size, 1), reps))
 
 
-def craft_pois_advq(votes_S, num_classes: int, num_repetitions: int, candidates=None) -> CraftedCanaries:
-    """Pois-AdvQ (§4.1, §5.1): canary = query ``q`` labelled with its second most common
-    teacher label; ``q`` asked ``n_Q`` times."""
+def poison_label(counts, y_true) -> np.ndarray:
+    """The mislabelled poison's label: per row of ``counts``, the most-voted class other than
+    the true label (Chadha et al. 2024, §4.1, §5.1: the poison is a *mislabelled* point).
+
+    Ties go to the smaller class index; a row with no vote outside ``y_true`` takes the
+    smallest class ``≠ y_true``. The result never equals ``y_true``.
+
+    Args:
+        counts: ``(n, C)`` votes (or vote probabilities) per class, ``C ≥ 2``.
+        y_true: ``(n,)`` true labels in ``[0, C)``.
+
+    Returns:
+        ``(n,)`` int64 labels.
+
+    Raises:
+        ValueError: bad shapes or labels out of range.
+    """
+    h = np.asarray(counts, dtype=np.float64)
+    if h.ndim != 2 or h.shape[1] < 2:
+        raise ValueError(f"counts must have shape (n, C >= 2), got {h.shape}")
+    y = np.asarray(y_true, dtype=np.int64).reshape(-1)
+    if y.shape[0] != h.shape[0]:
+        raise ValueError(f"y_true must hold one label per row of counts ({h.shape[0]}), got {y.shape[0]}")
+    if y.size and (y.min() < 0 or y.max() >= h.shape[1]):
+        raise ValueError(f"y_true must lie in [0, {h.shape[1]}), got range [{y.min()}, {y.max()}]")
+    masked = h.copy()
+    masked[np.arange(h.shape[0]), y] = -np.inf
+    return np.argmax(masked, axis=1).astype(np.int64)  # argmax: first maximum = smaller index on ties
+
+
+def craft_pois_advq(votes_S, y_query, num_classes: int, num_repetitions: int, candidates=None) -> CraftedCanaries:
+    """Pois-AdvQ (§4.1, §5.1): canary = query ``q`` *mislabelled* with the most-voted teacher
+    label other than its true label (:func:`poison_label`); ``q`` asked ``n_Q`` times.
+
+    Args:
+        votes_S: ``(N_g, k, n_queries)`` votes of the teachers of ``S`` (pooled).
+        y_query: ``(n_queries,)`` true labels of the query set.
+        num_classes: ``C``.
+        num_repetitions: ``n_Q``.
+        candidates: indices into the query set (default: all).
+
+    Returns:
+        :class:`CraftedCanaries`; ``canary_label[i] != y_query[canary_index[i]]``.
+    """
     counts = pooled_vote_counts(votes_S, num_classes)
+    y = _true_labels(y_query, counts.shape[0], num_classes)
     reps = check_positive_int(num_repetitions, "num_repetitions")
     c = _candidates(candidates, counts.shape[0])
-    lab = second_most_common_label(counts)[c]
+    lab = poison_label(counts[c], y[c])
     return CraftedCanaries("pois-advq", c, lab, c[:, None], np.full((c.size, 1), reps))
 
 
-def craft_pois_natq(votes_S, num_classes: int, candidates=None, natural_queries=None) -> CraftedCanaries:
-    """Pois-NatQ (§4.1, §5.1): poison = query-set point with its second most common teacher
-    label; the distinguisher asks the natural queries (default: the whole query set), once each.
+def craft_pois_natq(votes_S, y_query, num_classes: int, candidates=None, natural_queries=None) -> CraftedCanaries:
+    """Pois-NatQ (§4.1, §5.1): poison = query-set point mislabelled with the most-voted
+    teacher label other than its true label (:func:`poison_label`); the distinguisher asks
+    the natural queries (default: the whole query set), once each.
+
+    With a randomly trained mechanism (PATE, random-partition CaPC) all natural queries are
+    answered by one training run: the per-query sum of the composition assumes independent
+    training runs per query (the paper's procedure), see :mod:`ppaudit.audit.composition`.
 
     Args:
         votes_S: ``(N_g, k, n_queries)`` votes of the teachers of ``S``.
+        y_query: ``(n_queries,)`` true labels of the query set.
         num_classes: ``C``.
         candidates: indices of the candidate poisons (default: all queries).
         natural_queries: indices of the natural queries asked (default: all ``n_queries``).
+
+    Returns:
+        :class:`CraftedCanaries`; the poison label never equals the point's true label.
     """
     counts = pooled_vote_counts(votes_S, num_classes)
     nq = counts.shape[0]
+    y = _true_labels(y_query, nq, num_classes)
     c = _candidates(candidates, nq)
     natural = _candidates(natural_queries, nq)
-    lab = second_most_common_label(counts)[c]
+    lab = poison_label(counts[c], y[c])
     return CraftedCanaries("pois-natq", c, lab, np.broadcast_to(natural, (c.size, natural.size)).copy(), np.ones((c.size, natural.size), dtype=np.int64))
+
+
+def _true_labels(y_query, n_queries: int, num_classes: int) -> np.ndarray:
+    y = np.asarray(y_query).reshape(-1)
+    if y.size != n_queries:
+        raise ValueError(f"y_query must hold {n_queries} labels (one per query), got {y.size}")
+    if not np.all(np.equal(np.mod(y, 1), 0)):
+        raise ValueError(f"y_query must hold integer labels, got {y[:5]}")
+    y = y.astype(np.int64)
+    if y.size and (y.min() < 0 or y.max() >= num_classes):
+        raise ValueError(f"y_query must lie in [0, {num_classes}), got range [{y.min()}, {y.max()}]")
+    return y
 
 
 def craft(adversary: str, votes_S, y_query, num_classes: int, num_queries: int, candidates=None) -> CraftedCanaries:
@@ -217,14 +297,48 @@ def craft(adversary: str, votes_S, y_query, num_classes: int, num_queries: int, 
     if adversary == "nat-advq":
         return craft_nat_advq(y_query, num_queries, candidates)
     if adversary == "pois-advq":
-        return craft_pois_advq(votes_S, num_classes, num_queries, candidates)
+        return craft_pois_advq(votes_S, y_query, num_classes, num_queries, candidates)
     if adversary == "pois-natq":
         nq = np.asarray(votes_S).shape[-1]
         n = check_positive_int(num_queries, "num_queries")
         if n > nq:
             raise ValueError(f"num_queries (n_Q = {n}) exceeds the query set ({nq} queries)")
-        return craft_pois_natq(votes_S, num_classes, candidates, np.arange(n))
+        return craft_pois_natq(votes_S, y_query, num_classes, candidates, np.arange(n))
     raise ValueError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r}")
+
+
+def choose_capc_party(votes_S, canary_index, canary_label) -> np.ndarray:
+    """CaPC: the party whose teacher's vote the canary can change (issue 13 §2; §5.2).
+
+    A canary ``(x_q, y')`` can only move the histogram on ``q`` through a teacher that votes
+    differently from ``y'`` there. Per candidate, the party whose teacher votes ``≠ y'`` on the
+    canary's own query in the largest share of the ``N_g`` instantiations (ties to the
+    smaller index); if every teacher always votes ``y'``, party 0 (nothing can change).
+
+    Args:
+        votes_S: ``(N_g, k, n_queries)`` votes of CaPC's teachers on the query set.
+        canary_index: ``(n_c,)`` query-set index of each canary.
+        canary_label: ``(n_c,)`` its label ``y'``.
+
+    Returns:
+        ``(n_c,)`` int64 party indices in ``[0, k)``.
+
+    Raises:
+        ValueError: bad shapes or indices.
+    """
+    v = np.asarray(votes_S, dtype=np.int64)
+    if v.ndim == 2:
+        v = v[None]
+    if v.ndim != 3:
+        raise ValueError(f"votes_S must have shape (N_g, k, n_queries), got {v.shape}")
+    idx = np.asarray(canary_index, dtype=np.int64).reshape(-1)
+    lab = np.asarray(canary_label, dtype=np.int64).reshape(-1)
+    if idx.shape != lab.shape:
+        raise ValueError(f"canary_index and canary_label must have the same length, got {idx.size} and {lab.size}")
+    if idx.size and (idx.min() < 0 or idx.max() >= v.shape[2]):
+        raise ValueError(f"canary_index must lie in [0, {v.shape[2]}), got range [{idx.min()}, {idx.max()}]")
+    differ = (v[:, :, idx] != lab[None, None, :]).mean(axis=0)  # (k, n_c)
+    return np.argmax(differ, axis=0).astype(np.int64)
 
 
 def sample_query_indices(num_test: int, num_queries: int, rng: np.random.Generator) -> np.ndarray:

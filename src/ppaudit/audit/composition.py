@@ -1,10 +1,47 @@
-"""Composition of per-query audits over queries (Chadha et al. 2024, §4.2)."""
+"""Composition of per-query audits over queries, candidate summaries and the ε floor (Chadha et al. 2024, §4.2, §5.4).
+
+* :func:`compose_rdp` — order-wise sum of per-query RDP (Mironov 2017).
+* :func:`compose_candidates` — per candidate canary: ``Σ_q repetitions_q · rdp_q(α)`` over its
+  query sequence, then ``ε`` at ``δ`` with Thm 1 (Balle et al. 2020). This is the paper's
+  procedure (``procedure: paper``). Two caveats, both stated where the numbers are shown:
+
+  - Thm 1 turns an RDP *upper* bound into an ε upper bound; applied to an RDP lower bound or
+    to the exact RDP it is "the RDP audit on the ε scale", not a valid ε lower bound.
+  - For a randomly trained mechanism (PATE, random-partition CaPC) the ``n`` answers to a
+    repeated query share one histogram, so the transcript's RDP is at most
+    ``D_α(P_q ‖ P'_q)``; ``n ×`` the single-answer value can exceed that cap (the sound,
+    transcript-level audit is :mod:`ppaudit.audit.transcript`). Pois-NatQ with random
+    partitions likewise shares one training run over its natural queries: the per-query sum
+    assumes independent training runs per query.
+
+* :func:`summarize_candidates` — worst / max / average case over candidates (§5.4).
+* :func:`epsilon_floor` — the ε an all-zero RDP curve converts to: an audit at this value
+  detected nothing.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Sequence
 
-__all__ = ["compose_rdp"]
+import numpy as np
+import pandas as pd
+
+from .._validation import check_probability
+from .per_query import RDP_COLUMNS
+
+__all__ = ["compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor", "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS"]
+
+#: Per-query columns that are already ε values at δ (not RDP curves): ``valid_eps_lower`` — the
+#: (ε, δ) audit of Eq. (1) on a query's transcript, a valid ε lower bound; ``exact_eps_pld`` — the
+#: exact ε of the transcript (dp-accounting PLD). A candidate's ``valid_eps_lower`` is the largest
+#: over its queries (each holds at its per-audit confidence, so all hold together under
+#: Bonferroni); ``exact_eps_pld`` is reported for single-query candidates (AdvQ) and is NaN when
+#: a candidate asks several queries (their joint law is not composed here).
+EPSILON_COLUMNS = ("valid_eps_lower", "exact_eps_pld")
+
+#: Columns of a per-query table that already describe the whole transcript of a query's
+#: ``repetitions`` answers (issue 13 §1): composed over queries *without* the repetitions factor.
+TRANSCRIPT_COLUMNS = ("exact_transcript", "exact_transcript_lo", "exact_transcript_hi", "transcript_cap", "two_cut_transcript")
 
 
 def compose_rdp(per_query_rdp, repetitions: int | np.ndarray | None = None) -> np.ndarray:
@@ -29,3 +66,161 @@ def compose_rdp(per_query_rdp, repetitions: int | np.ndarray | None = None) -> n
         raise ValueError(f"repetitions must be non-negative integers, got {repetitions}")
     reps = np.broadcast_to(reps, (r.shape[0],))
     return (r * reps[:, None]).sum(axis=0)
+
+
+def compose_candidates(
+    per_query: pd.DataFrame,
+    delta: float = 1e-6,
+    columns: Sequence[str] = RDP_COLUMNS,
+    transcript_columns: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Compose per-query RDP over each candidate's query sequence and convert to ε (§4.2, §5.4).
+
+    ``composed(α) = Σ_q repetitions_q · rdp_q(α)`` per candidate and column (Mironov 2017;
+    :func:`ppaudit.audit.compose_rdp`) — the paper's per-query composition — then
+    ``ε = min_α`` of Thm 1 (Balle et al. 2020) at ``delta`` ("RDP audit on the ε scale, Thm 1
+    conversion": not a valid ε lower bound). A column with a NaN in any of a candidate's
+    queries (e.g. ``exact_lo`` from a Monte Carlo mixture) is NaN for that candidate. The
+    standard error of the composed Monte Carlo ``exact`` is
+    ``sqrt(Σ_q repetitions_q² · exact_se_q²)`` (independent queries).
+
+    ``transcript_columns`` (default: those of :data:`TRANSCRIPT_COLUMNS` present) already
+    cover a query's ``repetitions`` answers and are summed over queries as they are (with
+    ``transcript_se`` added in quadrature); the sum over *different* queries assumes
+    independent training runs per query (the paper's Pois-NatQ assumption).
+
+    Args:
+        per_query: rows ``candidate, key, canary_index, canary_label`` (+ ``party``,
+            ``control`` when present), ``query``, ``repetitions``, ``order`` and the columns.
+        delta: δ of the conversion.
+        columns: per-answer RDP columns.
+        transcript_columns: per-transcript RDP columns.
+
+    Returns:
+        ``(rdp, eps)``: ``rdp`` long table (the id columns, ``order``, one column per RDP
+        column and ``exact_se``), ``eps`` one row per candidate with ``eps_<column>`` and
+        ``order_<column>`` (the minimising order).
+
+    Raises:
+        ValueError: an empty table or a bad δ.
+    """
+    from ..accounting import rdp_to_dp as _rdp_to_dp
+
+    d = check_probability(delta, "delta")
+    if per_query.empty:
+        raise ValueError("per_query is empty: nothing to compose")
+    ids = ["candidate", "key", "canary_index", "canary_label"] + [c for c in ("party", "control") if c in per_query]
+    weighted = per_query[ids + ["order"]].copy()
+    columns = list(columns) + [c for c in ("data_dependent_expected", "data_dependent_max") if c in per_query and c not in columns]
+    tcols = [c for c in TRANSCRIPT_COLUMNS if c in per_query] if transcript_columns is None else list(transcript_columns)
+    for col in columns:
+        weighted[col] = per_query[col] * per_query["repetitions"]
+    for col in tcols:
+        weighted[col] = per_query[col]
+    has_se = "exact_se" in per_query
+    if has_se:  # independent per-query estimates: variances add, scaled by repetitions²
+        weighted["exact_se"] = (per_query["exact_se"] * per_query["repetitions"]) ** 2
+    has_tse = bool(tcols) and "transcript_se" in per_query
+    if has_tse:
+        weighted["transcript_se"] = per_query["transcript_se"] ** 2
+    cols = columns + tcols + (["exact_se"] if has_se else []) + (["transcript_se"] if has_tse else [])
+    columns = columns + tcols
+    grouped = weighted.groupby(ids + ["order"], sort=True)
+    rdp = grouped[cols].sum().reset_index()
+    # A missing value (e.g. exact_lo of a Monte Carlo mixture) in any query makes the
+    # composition unknown: NaN, not the sum of the others.
+    missing = grouped[cols].agg(lambda v: bool(v.isna().any())).reset_index(drop=True)
+    for col in cols:
+        rdp.loc[missing[col].to_numpy(dtype=bool), col] = np.nan
+    if has_se:
+        rdp["exact_se"] = np.sqrt(rdp["exact_se"])
+    if has_tse:
+        rdp["transcript_se"] = np.sqrt(rdp["transcript_se"])
+    eps_rows = []
+    for key_vals, grp in rdp.groupby(ids, sort=True):
+        grp = grp.sort_values("order")
+        orders = grp["order"].to_numpy()
+        row = dict(zip(ids, key_vals))
+        for col in columns:
+            vals = grp[col].to_numpy()
+            if np.any(np.isnan(vals)) or not np.any(np.isfinite(orders)):
+                row[f"eps_{col}"], row[f"order_{col}"] = np.nan, np.nan
+                continue
+            e, o = _rdp_to_dp(vals, orders, d, return_order=True)
+            row[f"eps_{col}"], row[f"order_{col}"] = e, o
+        eps_rows.append(row)
+    eps = pd.DataFrame(eps_rows)
+    ecols = [c for c in EPSILON_COLUMNS if c in per_query]
+    if ecols:
+        per_cand = per_query.groupby(ids, sort=True)
+        nq = per_cand["query"].nunique().reset_index(drop=True)
+        for col in ecols:
+            vals = per_cand[col].agg(lambda v: float(v.max()) if v.notna().all() else np.nan).reset_index(drop=True)
+            if col == "exact_eps_pld":
+                vals = vals.where(nq == 1)
+            eps[f"eps_{col}"] = vals.to_numpy()
+    return rdp, eps
+
+
+def summarize_candidates(eps: pd.DataFrame, worst_by: str = "two_cut_cp", columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Worst and average case over candidate canaries (§5.4, App. E.1–E.2).
+
+    * ``worst``: the candidate with the largest ``eps_<worst_by>`` (the audit that leaks
+      most, as plotted in Figs. 3–4), with every column's ε for that same candidate;
+    * ``max``: the per-column maximum over candidates;
+    * ``average``: the per-column mean ε over candidates (over the candidates audited: with
+      ``candidate_selection: margin`` these are the most vulnerable queries, not random ones);
+    * ``control`` (when ``eps`` has null-canary rows, ``control = True``): the per-column
+      maximum over the candidates' null canaries — it must sit at the ε floor.
+
+    Args:
+        eps: the ``eps`` table of :func:`compose_candidates`.
+        worst_by: the column that picks the worst candidate.
+        columns: the columns summarised (default: :data:`RDP_COLUMNS` and the transcript
+            columns present).
+
+    Returns:
+        Long table with ``case``, ``column``, ``epsilon``, ``candidate`` (for ``worst``).
+
+    Raises:
+        ValueError: ``worst_by`` is not a composed column.
+    """
+    if columns is None:
+        extra = ("data_dependent_expected", "data_dependent_max") + TRANSCRIPT_COLUMNS + EPSILON_COLUMNS
+        columns = list(RDP_COLUMNS) + [c for c in extra if f"eps_{c}" in eps]
+    ctl = None
+    if "control" in eps:
+        mask = eps["control"].astype(bool).to_numpy()
+        ctl, eps = eps[mask], eps[~mask].reset_index(drop=True)
+    if f"eps_{worst_by}" not in eps:
+        raise ValueError(f"worst_by must name a composed column, got {worst_by!r}; have {[c[4:] for c in eps if c.startswith('eps_')]}")
+    rows = []
+    best = int(eps[f"eps_{worst_by}"].fillna(-np.inf).to_numpy().argmax())
+    for col in columns:
+        vals = eps[f"eps_{col}"]
+        rows.append({"case": "worst", "column": col, "epsilon": float(vals.iloc[best]), "candidate": int(eps["candidate"].iloc[best])})
+        rows.append({"case": "max", "column": col, "epsilon": float(vals.max()), "candidate": -1})
+        rows.append({"case": "average", "column": col, "epsilon": float(vals.mean()), "candidate": -1})
+        if ctl is not None and len(ctl):
+            rows.append({"case": "control", "column": col, "epsilon": float(ctl[f"eps_{col}"].max()), "candidate": -1})
+    return pd.DataFrame(rows)
+
+
+def epsilon_floor(orders: Sequence[float], delta: float) -> float:
+    """ε of the all-zero RDP curve at ``delta`` (Thm 1, Balle et al. 2020): the value of an
+    audit that found nothing. It depends only on the orders and ``δ``.
+
+    Args:
+        orders: Rényi orders α > 1 used by the audit.
+        delta: the δ of the conversion, in ``(0, 1)``.
+
+    Returns:
+        ``min_α log(1 − 1/α) − (log δ + log α)/(α − 1)`` over the orders.
+
+    Raises:
+        ValueError: bad orders or δ.
+    """
+    from ..accounting import rdp_to_dp
+
+    a = np.asarray(orders, dtype=np.float64)
+    return float(rdp_to_dp(np.zeros(a.size), a, delta))

@@ -47,6 +47,25 @@ def read_paper_numbers(path: str | os.PathLike) -> pd.DataFrame:
     return table
 
 
+def paper_value(table: pd.DataFrame, number_id: str) -> float:
+    """The number a paper states, by its id in the curated list (``workflow/data/paper_numbers.csv``).
+
+    Args:
+        table: the list as read by :func:`read_paper_numbers` (or ``pandas.read_csv``).
+        number_id: the row's ``id``, e.g. ``wang_budget_error_mnist`` (Wang et al. 2022, §4.2).
+
+    Returns:
+        The row's ``paper_value`` as a float.
+
+    Raises:
+        ValueError: naming the id when the list has no row or several rows with it.
+    """
+    rows = table[table["id"] == number_id]
+    if len(rows) != 1:
+        raise ValueError(f"paper numbers: expected exactly one row with id {number_id!r}, found {len(rows)}")
+    return float(rows["paper_value"].iloc[0])
+
+
 def result_files(table: pd.DataFrame) -> list[str]:
     """The distinct result files the list refers to, in order of first appearance."""
     return list(dict.fromkeys(f for f in table["result_file"] if isinstance(f, str) and f.strip()))

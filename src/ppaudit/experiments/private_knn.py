@@ -8,7 +8,7 @@ Pipeline (one dataset):
    and vote tables ``P_q``, ``P^k_q``.
 3. :func:`ppaudit.adversaries.private_knn.craft_knn` — the five adversaries' canaries and per-query ``ν``.
 4. :func:`audit_knn_crafted` — per (candidate, asked query): ``T`` Monte Carlo trials of the
-   noisy argmax on ``H_S`` and ``H_S'`` of :class:`ppaudit.knn.KnnVoteModel` (exact counts
+   noisy argmax on ``H_S`` and ``H_S'`` of :class:`ppaudit.mechanisms.private_knn.KnnVoteModel` (exact counts
    from the certified enumeration when it fits, else simulated; :func:`audit_knn_model`),
    then per order
 
@@ -16,9 +16,9 @@ Pipeline (one dataset):
    * ``k_cut`` — the k-cut lower bound with simultaneous intervals (App. B);
    * ``exact`` — Rényi divergence between the model's two output distributions: certified
      enumeration (``exact_lo ≤ true ≤ exact_hi``,
-     :func:`ppaudit.knn.enumerate_knn_output_distributions`) or Monte Carlo over
+     :func:`ppaudit.mechanisms.private_knn.enumerate_knn_output_distributions`) or Monte Carlo over
      ``Mult(k, P_q)`` with the Bernoulli and the displaced vote summed out exactly
-     (:func:`ppaudit.knn.knn_output_distributions`; standard error ``exact_se``);
+     (:func:`ppaudit.mechanisms.private_knn.knn_output_distributions`; standard error ``exact_se``);
    * ``data_independent`` — the Poisson-subsampled Gaussian RDP per query
      (:func:`ppaudit.accounting.private_knn_rdp`, ``dp_accounting``), the paper's only
      theory baseline for Private-kNN (App. D.3).
@@ -44,6 +44,7 @@ whatever subset of candidates a job runs.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 import importlib.util
 import os
 from pathlib import Path
@@ -52,16 +53,14 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import as_orders, check_positive_int, check_probability, check_sigma
-from ..accounting import rdp_to_dp
-from ..audit import k_cut_lower_bound, two_cut_lower_bound
-from ..knn import KnnVoteModel, enumerate_knn_output_distributions, knn_output_distributions
+from .._validation import as_orders, check_positive_int, check_probability
+from ..audit import audit_query, bonferroni_confidence, compose_candidates, epsilon_floor, summarize_candidates
+from ..mechanisms.private_knn import KnnVoteModel, enumerate_knn_output_distributions, knn_output_distributions
 from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
 from ..accounting import private_knn_rdp
-from ..montecarlo import model_noisy_argmax_counts, spawn_generators
+from ..montecarlo import model_noisy_argmax_counts
 from ..rng import job_generator
 from ..vote_models import certified_mixture_rdp, mixture_rdp_estimate
-from .private_prediction import compose_candidates, summarize_candidates
 
 __all__ = [
     "KNN_RDP_COLUMNS",
@@ -231,7 +230,7 @@ def audit_knn_model(
     :func:`ppaudit.experiments.private_prediction.audit_vote_model`:
 
     * ``"exact"`` counts: the model's output laws are enumerated with a certified tail
-      (:func:`ppaudit.knn.enumerate_knn_output_distributions`) and the counts of ``T`` runs
+      (:func:`ppaudit.mechanisms.private_knn.enumerate_knn_output_distributions`) and the counts of ``T`` runs
       are drawn as ``Multinomial(T, μ̂)`` — the law of ``T`` runs of the truncated model, at a
       cost independent of ``T`` (``T = 1e8`` as in the paper). The truncated model is within
       total variation ``τ`` of the full one per run, so the reported
@@ -243,7 +242,7 @@ def audit_knn_model(
     (always for two classes; for confident image queries) and sampling otherwise.
 
     Args:
-        model: :class:`ppaudit.knn.KnnVoteModel` of the query and canary.
+        model: :class:`ppaudit.mechanisms.private_knn.KnnVoteModel` of the query and canary.
         sigma: noise standard deviation.
         trials: ``T`` with exact counts.
         orders: Rényi orders α > 1.
@@ -267,69 +266,76 @@ def audit_knn_model(
         ``effective_confidence``, ``exact_method`` (``"enumerate"``/``"average"``/``"identical"``),
         ``tail_mass``, ``support_size``.
     """
-    s = check_sigma(sigma)
     a = as_orders(orders)
-    t = check_positive_int(trials, "trials")
-    ts = t if sample_trials is None else check_positive_int(sample_trials, "sample_trials")
-    conf = check_probability(confidence, "confidence")
-    if count_mode not in ("auto", "exact", "sample"):
-        raise ValueError(f"count_mode must be 'auto', 'exact' or 'sample', got {count_mode!r}")
-    if exact not in ("auto", "enumerate", "average"):
-        raise ValueError(f"exact must be 'auto', 'enumerate' or 'average', got {exact!r}")
     di = np.asarray(data_independent, dtype=np.float64)
     if di.shape != a.shape:
         raise ValueError(f"data_independent must have one value per order ({a.size}), got shape {di.shape}")
     mn = float(min_nu)
     if not (0.0 <= mn <= 1.0):
         raise ValueError(f"min_nu must be in [0, 1], got {min_nu!r}")
-    g_counts0, g_counts1, g_select, g_exact = spawn_generators(rng, 4)
-    out = {"order": a, "data_independent": di}
-    zero = np.zeros(a.size)
-    nan = np.full(a.size, np.nan)
-    meta = {"nu": model.nu, "simulated": False, "count_mode": "none", "trials": 0, "effective_confidence": conf,
-            "exact_method": "identical", "tail_mass": np.nan, "support_size": 0}
-    if model.identical:
-        out.update(two_cut_cp=zero, k_cut=zero, exact=zero, exact_lo=zero, exact_hi=zero, exact_se=zero)
-        return _frame(out, meta)
-    enum = None
-    if exact in ("auto", "enumerate") or count_mode in ("auto", "exact"):
-        enum = enumerate_knn_output_distributions(model, s, max_tail_mass, max_support)
-        if enum is None and (exact == "enumerate" or count_mode == "exact"):
-            raise ValueError(
-                f"the model's support is too large to enumerate within max_support={max_support} and "
-                f"max_tail_mass={max_tail_mass}; use exact='average' and count_mode='sample' (or 'auto')"
-            )
-    if enum is not None and exact != "average":
-        cert = certified_mixture_rdp(enum, a)
-        out.update(exact=cert["rdp"], exact_lo=cert["rdp_lo"], exact_hi=cert["rdp_hi"], exact_se=zero)
-        meta.update(exact_method="enumerate", tail_mass=enum.tail_mass, support_size=enum.support_size)
-    else:
-        est = mixture_rdp_estimate(knn_output_distributions(model, s, exact_draws, g_exact), a)
-        out.update(exact=est["rdp"], exact_lo=nan, exact_hi=nan, exact_se=est["se"])
-        meta.update(exact_method="average")
-    if model.nu < mn:
-        out.update(two_cut_cp=zero, k_cut=zero)
-        return _frame(out, meta)
-    c = model.num_classes
-    if enum is not None and count_mode != "sample":
-        counts0 = g_counts0.multinomial(t, enum.p).astype(np.int64)
-        counts1 = g_counts1.multinomial(t, enum.q).astype(np.int64)
-        meta.update(count_mode="exact", trials=t, effective_confidence=max(0.0, conf - 2.0 * t * enum.total_variation_bound()))
-    else:
-        counts0 = model_noisy_argmax_counts(model.sampler("S"), c, s, ts, g_counts0, chunk_size=chunk_size, progress=progress)
-        counts1 = model_noisy_argmax_counts(model.sampler("S_prime"), c, s, ts, g_counts1, chunk_size=chunk_size, progress=progress)
-        meta.update(count_mode="sample", trials=ts)
-    meta["simulated"] = True
-    out["two_cut_cp"] = two_cut_lower_bound(counts0, counts1, a, conf, selection=selection, rng=g_select).lower_bound
-    out["k_cut"] = k_cut_lower_bound(counts0, counts1, a, conf, method=k_cut_method)
-    return _frame(out, meta)
+    # "sample" mode draws sample_trials runs (default trials), as the "auto" fallback does.
+    t = check_positive_int(sample_trials, "sample_trials") if (count_mode == "sample" and sample_trials is not None) else trials
+    r = audit_query(
+        KnnModelSource(model), sigma, t, a, confidence, rng,
+        count_mode=count_mode, sample_trials=sample_trials, exact=exact, exact_draws=exact_draws,
+        max_tail_mass=max_tail_mass, max_support=max_support, k_cut_method=k_cut_method, selection=selection,
+        simulate=model.nu >= mn, theory={"data_independent": di}, chunk_size=chunk_size, progress=progress,
+    )
+    r.meta["nu"] = model.nu
+    return r.frame(KNN_RDP_COLUMNS + ("exact_se",), KNN_AUDIT_META)
 
 
-def _frame(cols: dict, meta: dict) -> pd.DataFrame:
-    df = pd.DataFrame({k: cols[k] for k in ("order",) + KNN_RDP_COLUMNS + ("exact_se",)})
-    for k, v in meta.items():
-        df[k] = v
-    return df
+#: The metadata columns of :func:`audit_knn_model`, in order.
+KNN_AUDIT_META = ("nu", "simulated", "count_mode", "trials", "effective_confidence", "exact_method", "tail_mass", "support_size")
+
+
+@dataclass
+class KnnModelSource:
+    """Private-kNN's outputs for :func:`ppaudit.audit.audit_query` (Chadha et al. 2024, §6).
+
+    Every trial draws ``H_S = Mult(k, P_q)`` (and ``H_S'`` with the poison's Bernoulli
+    inclusion) from :class:`ppaudit.mechanisms.private_knn.KnnVoteModel`. The subsample is
+    fresh per query, so repeated answers are independent: the per-query composition over
+    queries is exact for Private-kNN (unlike PATE's shared histogram).
+
+    Args:
+        model: the :class:`~ppaudit.mechanisms.private_knn.KnnVoteModel` of one query and canary.
+    """
+
+    model: KnnVoteModel
+    count_streams: int = field(default=2, init=False)
+    mixture_stream: bool = field(default=True, init=False)
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.model.num_classes)
+
+    @property
+    def identical(self) -> bool:
+        return bool(self.model.identical)
+
+    def theory(self, sigma, orders):
+        raise ValueError("Private-kNN's theory is the subsampled Gaussian of the whole mechanism: pass theory={'data_independent': ...}")
+
+    def enumerate(self, sigma, max_tail_mass, max_support):
+        return enumerate_knn_output_distributions(self.model, sigma, max_tail_mass, max_support)
+
+    def exact_rdp(self, enum, sigma, orders):
+        return certified_mixture_rdp(enum, orders)
+
+    def mixture_rdp(self, sigma, draws, rng, orders):
+        return mixture_rdp_estimate(knn_output_distributions(self.model, sigma, draws, rng), orders)
+
+    def exact_counts(self, enum, sigma, trials, gens):
+        c0 = gens[0].multinomial(trials, enum.p).astype(np.int64)
+        c1 = gens[1].multinomial(trials, enum.q).astype(np.int64)
+        return c0, c1, enum.total_variation_bound()
+
+    def sample_counts(self, sigma, trials, gens, chunk_size, progress):
+        c = self.num_classes
+        c0 = model_noisy_argmax_counts(self.model.sampler("S"), c, sigma, trials, gens[0], chunk_size=chunk_size, progress=progress)
+        c1 = model_noisy_argmax_counts(self.model.sampler("S_prime"), c, sigma, trials, gens[1], chunk_size=chunk_size, progress=progress)
+        return c0, c1
 
 
 def audit_knn_crafted(
@@ -342,7 +348,7 @@ def audit_knn_crafted(
     gamma: float,
     confidence: float = 0.95,
     candidates: Sequence[int] | None = None,
-    bonferroni: bool = False,
+    bonferroni: bool = True,
     progress: bool = False,
     **audit_kwargs,
 ) -> pd.DataFrame:
@@ -355,7 +361,9 @@ def audit_knn_crafted(
         gamma: the subsampling rate (for the theory column).
         candidates: rows of ``crafted`` to audit (default: all; e.g. one shard per job).
         bonferroni: run every audit at ``1 − (1 − confidence)/N`` (``N`` audits) so that all
-            hold simultaneously.
+            hold simultaneously — the worst candidate and the Pois-NatQ sum then hold at
+            ``confidence`` (default; ``False`` is the paper's uncorrected procedure). Columns
+            ``multiplicity`` and ``confidence_per_audit`` record it.
         progress: tqdm bar over the audits.
         **audit_kwargs: :func:`audit_knn_model` options (``exact_draws``, ``min_nu``, …).
 
@@ -374,7 +382,7 @@ def audit_knn_crafted(
     pairs = [(i, j) for i in rows for j in range(crafted.audit_queries.shape[1])]
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = 1.0 - (1.0 - conf) / len(pairs)
+        conf = bonferroni_confidence(conf, len(pairs))
     keys = crafted.keys
     frames = []
     for i, j in tqdm(pairs, disable=not progress, desc=f"audit {crafted.adversary}", unit="query", mininterval=2.0):
@@ -384,6 +392,8 @@ def audit_knn_crafted(
                 "canary_label": int(crafted.canary_label[i]), "query": q, "repetitions": int(crafted.repetitions[i, j])}
         for pos, (name, value) in enumerate(meta.items()):
             df.insert(pos, name, value)
+        df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
+        df["confidence_per_audit"] = conf
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -511,8 +521,7 @@ def knn_findings(
     """
     floor = float("nan")
     if orders is not None:
-        a = as_orders(orders)
-        floor = float(rdp_to_dp(np.zeros(a.size), a, delta))
+        floor = epsilon_floor(as_orders(orders), delta)
     need = {"dataset", "adversary", "case", "column", "epsilon"}
     if not need <= set(summary.columns):
         raise ValueError(f"summary must have columns {sorted(need)}, got {list(summary.columns)}")
@@ -620,7 +629,7 @@ def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[st
         tol: relative slack of the ≤ checks.
         **kwargs: :func:`knn_findings` options (``theory_gap``, ``advq_ratio``).
     """
-    from .pate_capc_findings import FINDINGS_COLUMNS
+    from .pate_capc_findings import FINDINGS_COLUMNS  # noqa: PLC0415  (the findings table's schema)
 
     le = lambda a, b: a <= b * (1 + tol) + tol  # noqa: E731
     at_floor = lambda vals: bool(np.all(np.asarray(vals, dtype=float) <= floor * (1 + 1e-9)))  # noqa: E731

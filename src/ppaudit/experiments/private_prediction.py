@@ -36,11 +36,21 @@ Shortcut (documented): when a candidate's ``P'_q`` equals ``P_q`` (resp. ``P^{1'
 P^1_q``) the two models are identical, every divergence is exactly 0, and the Monte Carlo
 is skipped (all lower bounds are 0). Under Pois-NatQ this is most queries for PATE.
 
-Confidence: each per-query lower bound holds with probability ≥ ``confidence``; their sum
-over queries and the maximum over candidates are reported as the paper does. Set
-``bonferroni=True`` in :func:`audit_crafted` to run every per-query audit at
-``1 − (1 − confidence)/N`` (``N`` = number of audits), which makes all of them hold
-simultaneously with probability ≥ ``confidence``.
+Confidence (issue 13 §3): by default (``bonferroni=True``) :func:`audit_crafted` runs every
+per-query audit at ``1 − (1 − confidence)/N`` (``N`` = the candidate × query audits of one
+adversary), so that all of them — hence their sum over queries and the worst candidate —
+hold simultaneously with probability ≥ ``confidence``; ``bonferroni=False`` is the paper's
+uncorrected procedure (each per-query bound at ``confidence``), labelled
+``multiplicity = "none (paper)"``.
+
+Paper vs sound (issue 13 §1): the per-query row is one answer; the paper composes it over the
+``n_Q`` repetitions of an AdvQ query (``procedure: paper``). PATE's (and random-partition
+CaPC's) repeated answers share one training run's histogram, so with ``transcript=True`` the
+stage adds the sound transcript-level values (``procedure: ours``): the exact RDP of the
+``n_Q``-answer transcript, its histogram cap, its exact ε (PLD), the transcript-level 2-cut
+audit and a valid ε lower bound (Eq. (1)). Deterministic CaPC, PromptPATE and Private-kNN
+(fresh subsample per query) have independent answers: their per-query composition is exact.
+The twin-paired fit and the null-canary control are :mod:`ppaudit.vote_models.twin`.
 """
 
 from __future__ import annotations
@@ -50,36 +60,38 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import as_orders, check_positive_int, check_probability, check_sigma
-from ..accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent, rdp_to_dp
+from .._validation import check_probability
 from ..adversaries import CraftedCanaries
-from ..audit import k_cut_lower_bound, two_cut_lower_bound
-from ..montecarlo import model_noisy_argmax_counts, spawn_generators
+from ..audit import (
+    RDP_COLUMNS,
+    VoteModelSource,
+    audit_query,
+    bonferroni_confidence,
+    compose_candidates,
+    summarize_candidates,
+)
+from ..audit.composition import TRANSCRIPT_COLUMNS as _ALL_TRANSCRIPT_COLUMNS
+from ..audit.transcript import transcript_audit
 from ..rng import job_generator
 from ..vote_models import (
-    QUADRATURE_ABS_ERROR,
     CapcFit,
     NeighbouringVoteModel,
     PateFit,
     capc_vote_model,
-    certified_mixture_rdp,
-    enumerate_output_distributions,
-    estimate_output_distributions,
-    mixture_rdp_estimate,
     pate_vote_model,
 )
+from ..vote_models.twin import TwinFit
 
 __all__ = [
     "RDP_COLUMNS",
     "audit_vote_model",
     "vote_model_for",
     "audit_crafted",
+    "transcript_columns",
+    "TRANSCRIPT_COLUMNS",
     "compose_candidates",
     "summarize_candidates",
 ]
-
-#: The RDP columns of the per-query table that are composed over queries.
-RDP_COLUMNS = ("two_cut_cp", "k_cut", "exact", "exact_lo", "exact_hi", "data_dependent", "data_independent")
 
 
 def audit_vote_model(
@@ -135,80 +147,144 @@ def audit_vote_model(
     Returns:
         One row per order with the columns ``order``, :data:`RDP_COLUMNS`, ``exact_se``,
         and the metadata ``exact_method`` (``"enumerate"``, ``"average"`` or
-        ``"identical"``), ``tail_mass``, ``support_size``, ``trials``,
-        ``effective_confidence``.
+        ``"identical"``), ``tail_mass``, ``support_size``, ``trials`` (the ``T`` actually
+        used), ``effective_confidence``, ``count_mode`` (``"exact"``, ``"sample"`` or
+        ``"none"``).
     """
-    s = check_sigma(sigma)
-    a = as_orders(orders)
-    t = check_positive_int(trials, "trials")
-    conf = check_probability(confidence, "confidence")
-    if count_mode not in ("sample", "exact", "auto"):
-        raise ValueError(f"count_mode must be 'sample', 'exact' or 'auto', got {count_mode!r}")
-    t_sample = t if sample_trials is None else check_positive_int(sample_trials, "sample_trials")
-    if exact not in ("auto", "enumerate", "average"):
-        raise ValueError(f"exact must be 'auto', 'enumerate' or 'average', got {exact!r}")
-    g_counts0, g_counts1, g_select, g_exact = spawn_generators(rng, 4)
-    c = model.num_classes
-    out = {"order": a}
-    dd = np.maximum(gnmax_rdp_data_dependent(model.mean("S"), s, a), gnmax_rdp_data_dependent(model.mean("S_prime"), s, a))
-    out["data_dependent"] = dd
-    out["data_independent"] = gnmax_rdp_data_independent(s, a)
-    meta = {"tail_mass": np.nan, "support_size": 0, "trials": t, "effective_confidence": conf}
-    if model.identical:
-        zero = np.zeros(a.size)
-        out.update(two_cut_cp=zero, k_cut=zero, exact=zero, exact_lo=zero, exact_hi=zero, exact_se=zero)
-        meta.update(exact_method="identical", trials=0)
-        return _frame(out, meta)
-    enum = None
-    if exact in ("auto", "enumerate") or count_mode in ("exact", "auto"):
-        enum = enumerate_output_distributions(model, s, max_tail_mass, max_support)
-        if enum is None and (exact == "enumerate" or count_mode == "exact"):
-            raise ValueError(
-                f"the model's support is too large to enumerate within max_support={max_support} "
-                f"and max_tail_mass={max_tail_mass}; use exact='average' and count_mode='sample'"
-            )
-    if enum is not None and exact != "average":
-        cert = certified_mixture_rdp(enum, a)
-        out.update(exact=cert["rdp"], exact_lo=cert["rdp_lo"], exact_hi=cert["rdp_hi"], exact_se=np.zeros(a.size))
-        meta.update(exact_method="enumerate", tail_mass=enum.tail_mass, support_size=enum.support_size)
-    else:
-        est = mixture_rdp_estimate(estimate_output_distributions(model, s, exact_draws, g_exact), a)
-        out.update(exact=est["rdp"], exact_lo=np.full(a.size, np.nan), exact_hi=np.full(a.size, np.nan), exact_se=est["se"])
-        meta.update(exact_method="average")
-    if count_mode == "exact" or (count_mode == "auto" and enum is not None):
-        tv = enum.tail_mass + c * QUADRATURE_ABS_ERROR / 2.0
-        counts0 = model_noisy_argmax_counts(enum.discrete_model("S"), c, s, t, g_counts0, mode="exact")
-        counts1 = model_noisy_argmax_counts(enum.discrete_model("S_prime"), c, s, t, g_counts1, mode="exact")
-        meta["effective_confidence"] = max(0.0, conf - 2.0 * t * tv)
-    else:
-        if count_mode == "auto":
-            t = t_sample
-            meta["trials"] = t
-        counts0 = model_noisy_argmax_counts(model.sampler("S"), c, s, t, g_counts0, chunk_size=chunk_size, progress=progress)
-        counts1 = model_noisy_argmax_counts(model.sampler("S_prime"), c, s, t, g_counts1, chunk_size=chunk_size, progress=progress)
-    out["two_cut_cp"] = two_cut_lower_bound(counts0, counts1, a, conf, selection=selection, rng=g_select).lower_bound
-    out["k_cut"] = k_cut_lower_bound(counts0, counts1, a, conf, method=k_cut_method)
-    return _frame(out, meta)
+    r = audit_query(
+        VoteModelSource(model), sigma, trials, orders, confidence, rng,
+        count_mode=count_mode, sample_trials=sample_trials, exact=exact, exact_draws=exact_draws,
+        max_tail_mass=max_tail_mass, max_support=max_support, k_cut_method=k_cut_method,
+        selection=selection, chunk_size=chunk_size, progress=progress,
+    )
+    if r.meta["identical"]:
+        r.meta["exact_method"] = "identical"
+    nan = np.full(r.orders.size, np.nan)
+    for col in DD_RANDOM_COLUMNS:  # E_H[dd(H)] and max_H dd(H): only where the model was enumerated
+        r.columns.setdefault(col, r.columns["data_dependent"] if r.meta["identical"] else nan)
+    return r.frame(RDP_COLUMNS + ("exact_se",) + DD_RANDOM_COLUMNS, AUDIT_META)
 
 
-def _frame(cols: dict, meta: dict) -> pd.DataFrame:
-    df = pd.DataFrame({k: cols[k] for k in ("order",) + RDP_COLUMNS + ("exact_se",)})
-    for k, v in meta.items():
-        df[k] = v
-    return df
+#: Data-dependent theory of the random histograms (issue 13 §3): ``E_H[dd(H)]`` and ``max_H dd(H)``
+#: over the enumerated support (NaN where the model was not enumerated). ``data_dependent``
+#: stays ``dd(E[H])``, which the figures use.
+DD_RANDOM_COLUMNS = ("data_dependent_expected", "data_dependent_max")
 
 
-def vote_model_for(fit: PateFit | CapcFit, candidate: int, query: int) -> NeighbouringVoteModel:
-    """The vote model of one query for one candidate canary (row ``candidate`` of the fit)."""
+#: The metadata columns of :func:`audit_vote_model`, in order.
+AUDIT_META = ("tail_mass", "support_size", "trials", "effective_confidence", "exact_method", "count_mode")
+
+
+def vote_model_for(fit: PateFit | CapcFit | TwinFit, candidate: int, query: int, control: bool = False) -> NeighbouringVoteModel:
+    """The vote model of one query for one candidate canary (row ``candidate`` of the fit).
+
+    ``control=True`` (twin fits only): the candidate's null canary (:mod:`ppaudit.vote_models.twin`).
+    """
+    if isinstance(fit, TwinFit):
+        return fit.model(candidate, query, control)
+    if control:
+        raise ValueError("the null-canary control needs a twin fit (ppaudit.vote_models.twin.fit_twin)")
     if isinstance(fit, PateFit):
         return pate_vote_model(fit.P[query], fit.P_prime[candidate, query], fit.k)
     if isinstance(fit, CapcFit):
         return capc_vote_model(fit.P_teachers[query], fit.P1_prime[candidate, query])
-    raise ValueError(f"fit must be a PateFit or CapcFit, got {type(fit).__name__}")
+    raise ValueError(f"fit must be a PateFit, CapcFit or TwinFit, got {type(fit).__name__}")
+
+
+#: Columns of the transcript-level analysis of a repeated query (one value per transcript of
+#: ``repetitions`` answers: composed over queries *without* multiplying by the repetitions).
+TRANSCRIPT_COLUMNS = tuple(c for c in _ALL_TRANSCRIPT_COLUMNS if c != "two_cut_transcript")
+
+
+def transcript_columns(model: NeighbouringVoteModel, sigma: float, repetitions: int, orders, max_work: float = 2e8,
+                       mc_draws: int = 20_000, rng=None, delta: float | None = None) -> dict:
+    """Sound reference values for the transcript of ``repetitions`` answers to one query (issue 13 §1).
+
+    The answers share the histogram of one training run, so the transcript's RDP is at most
+    the histogram cap ``D_α(H_S ‖ H_S')`` (data processing), while the paper composes
+    ``repetitions ×`` the single-answer RDP. Computed with
+    :func:`ppaudit.vote_models.repeated_query.transcript_rdp`: exact by enumeration of the
+    answer counts when ``#count vectors × #histograms ≤ max_work``, else a Monte Carlo
+    estimate (``exact_transcript_lo/hi`` NaN, ``transcript_method = "monte_carlo"``) when
+    ``mc_draws × #histograms ≤ max_work``, else only the histogram cap
+    (``"histogram cap only"``, exact NaN). When the
+    histogram base cannot be enumerated even at tail mass 1e-12 the exact value is NaN and the
+    cap is the vote cap ``D_α(last ‖ last')`` (``transcript_method = "vote cap only"``).
+
+    With ``delta``, also ``exact_eps_pld``: the exact ε at δ of the transcript (the tight upper
+    reference, dp-accounting PLD on the answer-count laws; NaN when not enumerated).
+
+    Returns:
+        ``{column: (A,) array}`` for :data:`TRANSCRIPT_COLUMNS`, ``transcript_se``, the
+        scalar ``transcript_method`` (and ``exact_eps_pld``).
+    """
+    from ..vote_models.repeated_query import transcript_law, transcript_rdp
+
+    a = np.asarray(orders, dtype=np.float64)
+    if model.identical:
+        z = np.zeros(a.size)
+        out = {"exact_transcript": z, "exact_transcript_lo": z, "exact_transcript_hi": z, "transcript_cap": z, "transcript_se": z,
+               "transcript_method": "identical"}
+        if delta is not None:
+            out["exact_eps_pld"] = 0.0
+        return out
+    law = None
+    for tail in (None, 1e-12):  # the certified default first, then a coarser (still certified) pruning
+        try:
+            law = transcript_law(model, sigma, int(repetitions)) if tail is None else transcript_law(model, sigma, int(repetitions), max_tail_mass=tail)
+            break
+        except ValueError:
+            continue
+    if law is None:  # base too large to enumerate: only the vote cap D_α(last ‖ last') is available
+        nan = np.full(a.size, np.nan)
+        out = {"exact_transcript": nan, "exact_transcript_lo": nan, "exact_transcript_hi": nan,
+               "transcript_cap": _vote_cap(model.last, model.last_prime, a), "transcript_se": nan, "transcript_method": "vote cap only"}
+        if delta is not None:
+            out["exact_eps_pld"] = float("nan")
+        return out
+    import math
+
+    m, k = math.comb(int(repetitions) + law.num_classes - 1, law.num_classes - 1), law.support_size
+    if m * k <= max_work:  # enumerate the answer counts: exact (certified interval)
+        r = transcript_rdp(law, a, method="enumerate", rng=rng)
+    elif mc_draws * k <= max_work:  # Monte Carlo over transcripts, exact likelihoods
+        r = transcript_rdp(law, a, method="monte_carlo", mc_draws=mc_draws, rng=rng)
+    else:  # too large: the histogram cap only (two draws: its cap does not depend on them)
+        r = transcript_rdp(law, a, method="monte_carlo", mc_draws=2, rng=rng)
+        nan = np.full(a.size, np.nan)
+        out = {"exact_transcript": nan, "exact_transcript_lo": nan, "exact_transcript_hi": nan,
+               "transcript_cap": r.histogram_cap, "transcript_se": nan, "transcript_method": "histogram cap only"}
+        if delta is not None:
+            out["exact_eps_pld"] = float("nan")
+        return out
+    out = {"exact_transcript": r.rdp, "exact_transcript_lo": r.rdp_lo, "exact_transcript_hi": r.rdp_hi,
+           "transcript_cap": r.histogram_cap, "transcript_se": r.rdp_se, "transcript_method": r.method}
+    if delta is not None:
+        out["exact_eps_pld"] = _transcript_exact_epsilon(law, float(delta)) if r.method == "enumerate" else float("nan")
+    return out
+
+
+def _transcript_exact_epsilon(law, delta: float) -> float:
+    """Exact ε at δ of the transcript law (dp-accounting PLD on the enumerated answer-count laws,
+    :func:`ppaudit.accounting.pld.exact_epsilon`)."""
+    from ..accounting.pld import exact_epsilon
+    from ..vote_models.repeated_query import count_vectors
+
+    n, c = law.num_repeats, law.num_classes
+    ll = law.log_likelihoods(count_vectors(n, c))
+    l0, l1 = ll[:, 0] - np.logaddexp.reduce(ll[:, 0]), ll[:, 1] - np.logaddexp.reduce(ll[:, 1])
+    return float(exact_epsilon(l0, l1, delta, log_pmf=True))
+
+
+def _vote_cap(last, last_prime, orders) -> np.ndarray:
+    """``max(D_α(last ‖ last'), D_α(last' ‖ last))``: the transcript's RDP cap by data processing."""
+    from ..divergence import renyi_divergence
+
+    return np.maximum(renyi_divergence(last, last_prime, orders), renyi_divergence(last_prime, last, orders))
 
 
 def audit_crafted(
-    fit: PateFit | CapcFit,
+    fit: PateFit | CapcFit | TwinFit,
     crafted: CraftedCanaries,
     sigma: float,
     trials: int,
@@ -217,125 +293,106 @@ def audit_crafted(
     experiment: str,
     confidence: float = 0.95,
     candidates: Sequence[int] | None = None,
-    bonferroni: bool = False,
+    bonferroni: bool = True,
     progress: bool = False,
+    transcript: bool = False,
+    control: bool = False,
+    transcript_max_work: float = 2e8,
+    transcript_mc_draws: int = 20_000,
+    transcript_trials: int = 50_000,
+    delta: float = 1e-6,
     **audit_kwargs,
 ) -> pd.DataFrame:
     """Per-query audits of every candidate canary of an adversary.
 
-    Row ``i`` of ``fit.P_prime`` / ``fit.P1_prime`` must belong to candidate ``i`` of
-    ``crafted`` (the canary teachers were trained in that order). Each (candidate, query)
-    audit draws from ``job_generator(seed, experiment, "audit", key, query)``, so a subset
-    of candidates (``candidates``, e.g. one Snakemake job per shard) gives the same rows.
+    Row ``i`` of the fit must belong to candidate ``i`` of ``crafted`` (the canary teachers
+    were trained in that order). Each (candidate, query) audit draws from
+    ``job_generator(seed, experiment, "audit", key, query)``, so a subset of candidates
+    (``candidates``, e.g. one Snakemake job per shard) gives the same rows.
 
     Args:
-        fit: the fitted model (PATE or CaPC).
+        fit: the fitted model (PATE, CaPC, or a twin-paired :class:`~ppaudit.vote_models.twin.TwinFit`).
         crafted: the candidates and their query sequences.
         sigma, trials, orders, confidence: as :func:`audit_vote_model`.
         seed, experiment: root of the randomness.
         candidates: rows of ``crafted`` to audit (default: all).
-        bonferroni: divide the error level by the number of audits (see module docstring).
+        bonferroni: run every per-query audit at ``1 − (1 − confidence)/N``
+            (:func:`ppaudit.audit.bonferroni_confidence`, ``N`` = the candidate × query audits
+            of this call), so that all of them — hence their sums over queries and the worst
+            candidate — hold simultaneously with probability ``≥ confidence`` (default; the
+            paper's uncorrected procedure is ``bonferroni=False``). The ``multiplicity`` column
+            says which (``"bonferroni"`` / ``"none (paper)"``), ``confidence_per_audit`` the level used.
         progress: tqdm bar over the audits.
+        transcript: add the sound transcript-level values of each asked query
+            (:data:`TRANSCRIPT_COLUMNS`, :func:`transcript_columns`): the exact transcript RDP and
+            its histogram cap, the exact ε at ``delta`` of the transcript (``exact_eps_pld``,
+            dp-accounting PLD), and the transcript-level audit of ``transcript_trials``
+            transcripts per side (:func:`ppaudit.audit.transcript.transcript_audit`):
+            ``two_cut_transcript`` (RDP lower bound of the transcript) and ``valid_eps_lower``
+            (the (ε, δ) audit of Eq. (1) on the transcript: a valid ε lower bound at ``delta``).
+        control: add the null-canary control of each (candidate, query) (twin fits only) as
+            rows with ``control = True`` (module :mod:`ppaudit.vote_models.twin`).
+        transcript_max_work, transcript_mc_draws: budget of :func:`transcript_columns`.
         **audit_kwargs: passed to :func:`audit_vote_model`.
 
     Returns:
-        Long table: ``candidate``, ``key``, ``canary_index``, ``canary_label``, ``query``,
-        ``repetitions`` + the columns of :func:`audit_vote_model`.
+        Long table: ``candidate``, ``key``, ``canary_index``, ``canary_label``, ``party``,
+        ``control``, ``query``, ``repetitions`` + the columns of :func:`audit_vote_model`
+        (+ :data:`TRANSCRIPT_COLUMNS`, ``transcript_se``, ``transcript_method``),
+        ``multiplicity``, ``confidence_per_audit``, ``fit_procedure``, ``num_instantiations``,
+        ``num_canary_instantiations``.
     """
     from tqdm.auto import tqdm
 
-    n_fit = fit.P_prime.shape[0] if isinstance(fit, PateFit) else fit.P1_prime.shape[0]
-    if n_fit != crafted.num_candidates:
-        raise ValueError(f"the fit has {n_fit} canaries but crafted has {crafted.num_candidates} candidates")
+    n_fit = {PateFit: lambda f: f.P_prime.shape[0], CapcFit: lambda f: f.P1_prime.shape[0], TwinFit: lambda f: f.num_canaries}
+    kind = next((t for t in n_fit if isinstance(fit, t)), None)
+    if kind is None:
+        raise ValueError(f"fit must be a PateFit, CapcFit or TwinFit, got {type(fit).__name__}")
+    if n_fit[kind](fit) != crafted.num_candidates:
+        raise ValueError(f"the fit has {n_fit[kind](fit)} canaries but crafted has {crafted.num_candidates} candidates")
+    if control and kind is not TwinFit:
+        raise ValueError("control=True needs a twin fit (ppaudit.vote_models.twin.fit_twin)")
     rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
     pairs = [(i, int(q), int(r)) for i in rows for q, r in zip(crafted.audit_queries[i], crafted.repetitions[i])]
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = 1.0 - (1.0 - conf) / len(pairs)
+        conf = bonferroni_confidence(conf, len(pairs))
+    a = np.asarray(orders, dtype=np.float64)
     keys = crafted.keys
+    ng = getattr(fit, "num_instantiations", np.nan)
+    ngp = fit.num_canary_instantiations if kind is TwinFit else np.nan
     frames = []
     for i, q, r in tqdm(pairs, disable=not progress, desc=f"audit {crafted.adversary}", unit="query", mininterval=2.0):
-        model = vote_model_for(fit, i, q)
-        df = audit_vote_model(model, sigma, trials, orders, conf, rng=job_generator(seed, experiment, "audit", keys[i], q), **audit_kwargs)
-        df.insert(0, "repetitions", r)
-        df.insert(0, "query", q)
-        df.insert(0, "canary_label", int(crafted.canary_label[i]))
-        df.insert(0, "canary_index", int(crafted.canary_index[i]))
-        df.insert(0, "key", keys[i])
-        df.insert(0, "candidate", i)
-        frames.append(df)
+        for ctl in ((False, True) if control else (False,)):
+            model = vote_model_for(fit, i, q, ctl)
+            key = keys[i] if not ctl else f"control:{keys[i]}"
+            df = audit_vote_model(model, sigma, trials, a, conf, rng=job_generator(seed, experiment, "audit", key, q), **audit_kwargs)
+            if transcript:
+                tc = transcript_columns(model, sigma, r, a, transcript_max_work, transcript_mc_draws,
+                                        rng=job_generator(seed, experiment, "transcript", key, q), delta=delta)
+                for col in TRANSCRIPT_COLUMNS + ("transcript_se", "transcript_method", "exact_eps_pld"):
+                    df[col] = tc[col]
+                if model.identical:
+                    df["two_cut_transcript"], df["valid_eps_lower"] = 0.0, 0.0
+                else:
+                    # the exact likelihood-ratio statistic costs trials × histograms: within the budget
+                    support = max(1, int(min(50_000, transcript_max_work // max(int(transcript_trials), 1))))
+                    ta = transcript_audit(model, sigma, r, transcript_trials, a, conf, rng=job_generator(seed, experiment, "transcript-audit", key, q),
+                                          delta=delta, max_support=support)
+                    df["two_cut_transcript"], df["valid_eps_lower"] = ta.rdp_lower_bound, ta.epsilon_lower_bound
+                df["transcript_trials"] = 0 if model.identical else int(transcript_trials)
+            df.insert(0, "repetitions", r)
+            df.insert(0, "query", q)
+            df.insert(0, "control", ctl)
+            df.insert(0, "party", int(crafted.party[i]))
+            df.insert(0, "canary_label", int(crafted.canary_label[i]))
+            df.insert(0, "canary_index", int(crafted.canary_index[i]))
+            df.insert(0, "key", keys[i])
+            df.insert(0, "candidate", i)
+            df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
+            df["confidence_per_audit"] = conf
+            df["fit_procedure"] = fit.procedure if kind is TwinFit else "paper"
+            df["num_instantiations"] = ng
+            df["num_canary_instantiations"] = ngp
+            frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def compose_candidates(per_query: pd.DataFrame, delta: float = 1e-6, columns: Sequence[str] = RDP_COLUMNS) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Compose per-query RDP over each candidate's query sequence and convert to ε (§4.2, §5.4).
-
-    ``composed(α) = Σ_q repetitions_q · rdp_q(α)`` per candidate and column (Mironov 2017;
-    :func:`ppaudit.audit.compose_rdp`); then ``ε = min_α`` of Thm 1 (Balle et al. 2020) at
-    ``delta``. A column with a NaN in any of a candidate's queries (e.g. ``exact_lo`` from a
-    Monte Carlo mixture) is NaN for that candidate. The standard error of the composed
-    Monte Carlo ``exact`` is ``sqrt(Σ_q repetitions_q² · exact_se_q²)`` (independent queries).
-
-    Returns:
-        ``(rdp, eps)``: ``rdp`` long table (``candidate``, ``key``, ``canary_index``,
-        ``canary_label``, ``order``, one column per RDP column and ``exact_se``), ``eps`` one row per candidate
-        with ``eps_<column>`` and ``order_<column>`` (the minimising order).
-    """
-    d = check_probability(delta, "delta")
-    if per_query.empty:
-        raise ValueError("per_query is empty: nothing to compose")
-    ids = ["candidate", "key", "canary_index", "canary_label"]
-    weighted = per_query[ids + ["order"]].copy()
-    columns = list(columns)
-    for col in columns:
-        weighted[col] = per_query[col] * per_query["repetitions"]
-    has_se = "exact_se" in per_query
-    if has_se:  # independent per-query estimates: variances add, scaled by repetitions²
-        weighted["exact_se"] = (per_query["exact_se"] * per_query["repetitions"]) ** 2
-    cols = columns + (["exact_se"] if has_se else [])
-    grouped = weighted.groupby(ids + ["order"], sort=True)
-    rdp = grouped[cols].sum().reset_index()
-    # A missing value (e.g. exact_lo of a Monte Carlo mixture) in any query makes the
-    # composition unknown: NaN, not the sum of the others.
-    missing = grouped[cols].agg(lambda v: bool(v.isna().any())).reset_index(drop=True)
-    for col in cols:
-        rdp.loc[missing[col].to_numpy(dtype=bool), col] = np.nan
-    if has_se:
-        rdp["exact_se"] = np.sqrt(rdp["exact_se"])
-    eps_rows = []
-    for key_vals, grp in rdp.groupby(ids, sort=True):
-        grp = grp.sort_values("order")
-        orders = grp["order"].to_numpy()
-        row = dict(zip(ids, key_vals))
-        for col in columns:
-            vals = grp[col].to_numpy()
-            if np.any(np.isnan(vals)) or not np.any(np.isfinite(orders)):
-                row[f"eps_{col}"], row[f"order_{col}"] = np.nan, np.nan
-                continue
-            e, o = rdp_to_dp(vals, orders, d, return_order=True)
-            row[f"eps_{col}"], row[f"order_{col}"] = e, o
-        eps_rows.append(row)
-    return rdp, pd.DataFrame(eps_rows)
-
-
-def summarize_candidates(eps: pd.DataFrame, worst_by: str = "two_cut_cp", columns: Sequence[str] = RDP_COLUMNS) -> pd.DataFrame:
-    """Worst and average case over candidate canaries (§5.4, App. E.1–E.2).
-
-    * ``worst``: the candidate with the largest ``eps_<worst_by>`` (the audit that leaks
-      most, as plotted in Figs. 3–4), with every column's ε for that same candidate;
-    * ``max``: the per-column maximum over candidates;
-    * ``average``: the per-column mean ε over candidates.
-
-    Returns:
-        Long table with ``case``, ``column``, ``epsilon``, ``candidate`` (for ``worst``).
-    """
-    if f"eps_{worst_by}" not in eps:
-        raise ValueError(f"worst_by must name a composed column, got {worst_by!r}; have {[c[4:] for c in eps if c.startswith('eps_')]}")
-    rows = []
-    best = int(eps[f"eps_{worst_by}"].fillna(-np.inf).to_numpy().argmax())
-    for col in columns:
-        vals = eps[f"eps_{col}"]
-        rows.append({"case": "worst", "column": col, "epsilon": float(vals.iloc[best]), "candidate": int(eps["candidate"].iloc[best])})
-        rows.append({"case": "max", "column": col, "epsilon": float(vals.max()), "candidate": -1})
-        rows.append({"case": "average", "column": col, "epsilon": float(vals.mean()), "candidate": -1})
-    return pd.DataFrame(rows)

@@ -1,6 +1,8 @@
 """Audits of the noisy argmax on a fixed synthetic histogram pair (Chadha et al. 2024, Figs. 2 and 6).
 
-One function computes every curve of those figures for one pair ``(H_S, H_S')``:
+One function computes every curve of those figures for one pair ``(H_S, H_S')``, through the
+one per-query audit core :func:`ppaudit.audit.audit_query` with a
+:class:`~ppaudit.audit.HistogramPairSource`:
 
 * upper bounds: the exact RDP (Eq. (4) + Rényi divergence, both directions), the
   data-dependent bound of Papernot et al. (2018) (Prop. 7 + Thm 6) evaluated at each of the
@@ -15,16 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import as_histograms, as_orders, check_positive_int, check_probability, check_sigma
-from ..accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent
-from ..audit import (
-    k_cut_bootstrap_lower_bound,
-    k_cut_lower_bound,
-    two_cut_bootstrap_lower_bound,
-    two_cut_lower_bound,
-)
-from ..divergence import exact_rdp
-from ..montecarlo import noisy_argmax_counts_pair, spawn_generators
+from ..audit import LOWER_BOUNDS, HistogramPairSource, audit_query
 
 __all__ = ["METHODS", "audit_histogram_pair"]
 
@@ -75,35 +68,12 @@ def audit_histogram_pair(
         ``(table, counts0, counts1)``: a DataFrame with column ``order`` and one column per
         method, and the two count vectors.
     """
-    s = check_sigma(sigma)
-    a = as_orders(orders)
-    t = check_positive_int(trials, "trials")
-    check_probability(confidence, "confidence")
-    x0, _ = as_histograms(h0, "h0")
-    x1, _ = as_histograms(h1, "h1")
-    if x0.shape != x1.shape or x0.shape[0] != 1:
-        raise ValueError(f"h0 and h1 must be 1-D of the same length, got {np.shape(h0)} and {np.shape(h1)}")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown audit method(s) {unknown}; choose from {list(METHODS)}")
-    g_counts, g_split, g_boot2, g_bootk = spawn_generators(rng, 4)
-    c0, c1 = noisy_argmax_counts_pair(x0[0], x1[0], s, t, rng=g_counts, mode=mode, progress=progress)
-    table = {"order": a}
-    for m in methods:
-        if m == "data_independent":
-            table[m] = gnmax_rdp_data_independent(s, a)
-        elif m == "data_dependent":
-            table[m] = np.maximum(gnmax_rdp_data_dependent(x0[0], s, a), gnmax_rdp_data_dependent(x1[0], s, a))
-        elif m == "exact":
-            table[m] = exact_rdp(x0[0], x1[0], s, a)
-        elif m == "two_cut_cp":
-            table[m] = two_cut_lower_bound(c0, c1, a, confidence, selection=selection, rng=g_split).lower_bound
-        elif m == "k_cut_goodman":
-            table[m] = k_cut_lower_bound(c0, c1, a, confidence, method="goodman")
-        elif m == "k_cut_sison_glaz":
-            table[m] = k_cut_lower_bound(c0, c1, a, confidence, method="sison-glaz")
-        elif m == "two_cut_bootstrap":
-            table[m] = two_cut_bootstrap_lower_bound(c0, c1, a, confidence, num_bootstrap, rng=g_boot2)
-        elif m == "k_cut_bootstrap":
-            table[m] = k_cut_bootstrap_lower_bound(c0, c1, a, confidence, num_bootstrap, rng=g_bootk)
-    return pd.DataFrame(table), c0, c1
+    if mode not in ("exact", "sample"):
+        raise ValueError(f"mode must be 'exact' or 'sample', got {mode!r}")
+    bounds = [m for m in methods if m in LOWER_BOUNDS]
+    r = audit_query(HistogramPairSource(h0, h1), sigma, trials, orders, confidence, rng, lower_bounds=bounds,
+                    count_mode=mode, exact="enumerate", selection=selection, num_bootstrap=num_bootstrap, progress=progress)
+    return r.frame(list(methods)), r.counts0, r.counts1

@@ -55,6 +55,7 @@ __all__ = [
     "attack_selected_histograms",
     "sigma_findings",
     "budget_findings",
+    "query_cost_findings",
     "reconstruct_consensus",
     "caching_reconstruction",
     "caching_audits",
@@ -281,6 +282,34 @@ def budget_findings(attacks: pd.DataFrame, dataset: str, paper_error: float, pap
              "value": float(answered.mean()), "reference": math.nan, "holds": None},
         ]
     return pd.DataFrame(rows, columns=["dataset", "finding", "procedure", "check", "description", "value", "reference", "holds"])
+
+
+def query_cost_findings(attacks: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The privacy cost of the query-limited attack (Wang §4.2: 10^4 queries cost roughly ε 1 to 12).
+
+    The cost depends on the answers, not on the solver, so each (histogram, σ) counts once.
+
+    Args:
+        attacks: rows of :func:`attack_selected_histograms` for one dataset.
+        dataset: our dataset name.
+
+    Returns:
+        One row ``query_limit_cost_share_in_1_12``: the share of query-limited costs in
+        ``[1, 12]`` (``value``), the range in ``description``, ``reference`` 0.5 and
+        ``holds`` = share ≥ 0.5; ``procedure`` is empty (solver-free).
+
+    Raises:
+        ValueError: if ``attacks`` has no query-limited row.
+    """
+    query = attacks[attacks["attack"] == "query_limit"].drop_duplicates(["label", "sigma"])
+    if query.empty:
+        raise ValueError(f"attacks of {dataset!r} hold no query_limit row")
+    share = float(query["privacy_cost"].between(1, 12).mean())
+    return pd.DataFrame([
+        {"dataset": dataset, "finding": "10^4-query costs roughly 1 to 12 (Wang 2022, Sec. 4.2)", "procedure": "",
+         "check": "query_limit_cost_share_in_1_12", "description": f"share of costs in [1, 12]; range {query['privacy_cost'].min():.3g}-{query['privacy_cost'].max():.3g}",
+         "value": share, "reference": 0.5, "holds": bool(share >= 0.5)},
+    ])
 
 
 def reconstruct_consensus(histograms: np.ndarray, sigma: float, num_queries: int, rng: np.random.Generator) -> np.ndarray:

@@ -28,11 +28,20 @@ canary); the marginal distributions that the fits estimate are unchanged.
 
 Determinism: every teacher's seed is a child of ``job_seed_sequence(seed, experiment,
 ...)`` keyed by (instantiation, teacher) or (canary key, instantiation), so the votes do
-not depend on ``n_jobs`` or on the order in which jobs finish.
+not depend on ``n_jobs`` or on the order in which jobs finish. ``params["deterministic"]``
+adds deterministic torch kernels (:mod:`ppaudit.models.determinism`), which a GPU needs for
+the same votes on two runs; the WRN's global average pooling is a ``mean`` for that reason
+(``AdaptiveAvgPool2d``'s CUDA backward has no deterministic implementation).
+
+Many at once (issue 17): ``params["batch_teachers"] = B > 0`` trains torch teachers ``B``
+at a time as one stacked model (:mod:`ppaudit.models.batched`: grouped convolutions,
+batched linear layers, masked BatchNorm and a per-teacher Adam), with each teacher's own
+data, seed, shuffling and optimiser as here; only the floating-point order differs.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -41,7 +50,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from .._validation import check_positive_int
-from ..partition import CAPC_CANARY_SLOT, fixed_partition, pate_partitions, teacher_training_indices
+from ..mechanisms.partition import CAPC_CANARY_SLOT, fixed_partition, pate_partitions, teacher_training_indices
 from ..rng import job_seed_sequence
 
 __all__ = [
@@ -54,6 +63,8 @@ __all__ = [
     "pate_canary_votes",
     "capc_teacher_votes",
     "capc_canary_votes",
+    "teacher_votes_on_S",
+    "canary_teacher_votes",
     "build_torch_model",
 ]
 
@@ -69,12 +80,20 @@ DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
+#: Run-time options accepted next to the hyper-parameters: where and how teachers are
+#: trained, not what they are (issue 17). ``device``: torch device; ``torch_threads``: CPU
+#: threads per teacher; ``deterministic``: deterministic kernels
+#: (:func:`ppaudit.models.determinism.deterministic_torch`); ``batch_teachers``: train blocks
+#: of that many teachers at once (:mod:`ppaudit.models.batched`; 0 = one at a time).
+_RUNTIME_KEYS = ("device", "torch_threads", "deterministic", "batch_teachers")
+
+
 def _params(model: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     if model not in DEFAULT_PARAMS:
         raise ValueError(f"unknown teacher model {model!r}; choose one of {list(TEACHER_MODELS)}")
     out = dict(DEFAULT_PARAMS[model])
     for key, value in (params or {}).items():
-        if key not in out and key not in ("device", "torch_threads"):
+        if key not in out and key not in _RUNTIME_KEYS:
             raise ValueError(f"unknown parameter {key!r} for teacher model {model!r}; known: {sorted(out)}")
         out[key] = value
     return out
@@ -83,6 +102,16 @@ def _params(model: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
 def _int_seed(seq: np.random.SeedSequence, bits: int = 31) -> int:
     lo, hi = (int(v) for v in seq.generate_state(2, dtype=np.uint32))
     return (lo | (hi << 32)) % (1 << bits)
+
+
+def _child_seed(seq: np.random.SeedSequence) -> np.random.SeedSequence:
+    """The first child of ``seq`` (what ``seq.spawn(1)[0]`` gives on a fresh sequence).
+
+    Built from ``seq``'s entropy and spawn key, so it does not depend on how many children
+    ``seq`` has already spawned: training the same job twice (one at a time, then in a block)
+    shuffles identically.
+    """
+    return np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (0,), pool_size=seq.pool_size)
 
 
 # ----------------------------------------------------------------------------- models
@@ -140,6 +169,7 @@ def _wide_resnet(in_channels: int, num_classes: int, depth: int, widen: int, dro
     """WRN-depth-widen (Zagoruyko & Komodakis 2016): pre-activation basic blocks."""
     from torch import nn
 
+    GlobalAvgPool2d = _global_avg_pool_class()
     if (depth - 4) % 6:
         raise ValueError(f"WRN depth must be 6n+4, got {depth}")
     n = (depth - 4) // 6
@@ -168,26 +198,45 @@ def _wide_resnet(in_channels: int, num_classes: int, depth: int, widen: int, dro
         for b in range(n):
             layers.append(Block(cin, widths[g + 1], stride if b == 0 else 1))
             cin = widths[g + 1]
-    layers += [nn.BatchNorm2d(cin), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, num_classes)]
+    layers += [nn.BatchNorm2d(cin), nn.ReLU(), GlobalAvgPool2d(), nn.Flatten(), nn.Linear(cin, num_classes)]
     return nn.Sequential(*layers)
 
 
-def _fit_predict_torch(model, x, y, xq, num_classes, seed, p):
+@functools.cache
+def _global_avg_pool_class():
+    """The ``GlobalAvgPool2d`` module class (created once, lazily: this module does not import torch)."""
+    from torch import nn
+
+    class GlobalAvgPool2d(nn.Module):
+        """``x.mean((2, 3))`` keeping the dims: ``AdaptiveAvgPool2d(1)`` without its CUDA backward,
+        which has no deterministic implementation (it raises under
+        ``torch.use_deterministic_algorithms(True)``); no parameters, same function."""
+
+        def forward(self, x):
+            return x.mean(dim=(2, 3), keepdim=True)
+
+    return GlobalAvgPool2d
+
+
+
+def _fit_predict_torch(model, x, y, xq, num_classes, seed, p, return_net=False):
     import torch
+
+    from .determinism import deterministic_torch
 
     threads = int(p.get("torch_threads", 1))
     device = torch.device(p.get("device", "cpu"))
     old_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, threads))
     try:
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), deterministic_torch(bool(p.get("deterministic", False))):
             torch.manual_seed(_int_seed(seed, 63))
             net = build_torch_model(model, x.shape[1:], num_classes, p).to(device)
             opt = torch.optim.Adam(net.parameters(), lr=float(p["lr"]), weight_decay=float(p["weight_decay"]))
             loss_fn = torch.nn.CrossEntropyLoss()
             xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device)
             yt = torch.from_numpy(np.asarray(y, dtype=np.int64)).to(device)
-            gen = torch.Generator().manual_seed(_int_seed(seed.spawn(1)[0], 63))
+            gen = torch.Generator().manual_seed(_int_seed(_child_seed(seed), 63))
             bs = int(p["batch_size"])
             net.train()
             for _ in range(int(p["epochs"])):
@@ -208,7 +257,8 @@ def _fit_predict_torch(model, x, y, xq, num_classes, seed, p):
                     preds.append(net(xqt[a : a + 1024].to(device)).argmax(dim=1).cpu().numpy())
     finally:
         torch.set_num_threads(old_threads)
-    return np.concatenate(preds).astype(np.int64) if preds else np.empty(0, dtype=np.int64)
+    votes = np.concatenate(preds).astype(np.int64) if preds else np.empty(0, dtype=np.int64)
+    return (votes, net) if return_net else votes
 
 
 def train_and_predict(
@@ -279,6 +329,23 @@ def _run_chunk_at(start, model, data, x_query, num_classes, params):
     return start, [train_and_predict(model, x, y, x_query, num_classes, seed, params) for x, y, seed in data]
 
 
+def _run_block_at(start, model, data, x_query, num_classes, params):
+    """Train the teachers of ``data`` in blocks of ``params["batch_teachers"]`` (:mod:`.batched`)."""
+    from threadpoolctl import threadpool_limits
+
+    from .batched import train_and_predict_block
+
+    p = _params(model, params)
+    size = int(p["batch_teachers"])
+    out = []
+    with threadpool_limits(limits=max(1, int(p.get("torch_threads", 1)))):
+        for a in range(0, len(data), size):
+            block = data[a : a + size]
+            votes = train_and_predict_block(model, [(x, y) for x, y, _ in block], x_query, num_classes, [sd for _, _, sd in block], p)
+            out.extend(list(votes))
+    return start, out
+
+
 def train_teachers(
     model: str,
     x_train: np.ndarray,
@@ -299,6 +366,11 @@ def train_teachers(
     teachers' data (``n/k`` points each) to the worker, never the whole training set. The
     results are put back in job order, so the output is the same for every ``n_jobs``.
 
+    With ``params["batch_teachers"] = B > 0`` (torch models; issue 17) the teachers are
+    trained ``B`` at a time as one stacked model (:func:`ppaudit.models.batched.train_and_predict_block`),
+    each with the same data, seed, shuffling and optimiser as one at a time; a worker trains
+    whole blocks (chunks are multiples of ``B``), so the votes do not depend on ``n_jobs``.
+
     Args:
         model: one of :data:`TEACHER_MODELS`.
         x_train, y_train: the full training set ``S``.
@@ -316,7 +388,12 @@ def train_teachers(
     """
     from tqdm.auto import tqdm
 
-    _params(model, params)
+    p = _params(model, params)
+    block = int(p.get("batch_teachers", 0) or 0)
+    if block < 0:
+        raise ValueError(f"batch_teachers must be >= 0, got {block}")
+    if block and model == "logreg":
+        block = 0  # no training randomness or torch model: nothing to stack
     jobs = list(jobs)
     nq = int(np.asarray(x_query).shape[0])
     if not jobs:
@@ -326,6 +403,20 @@ def train_teachers(
     n_workers = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     out = np.empty((len(jobs), nq), dtype=np.int64)
     bar = tqdm(total=len(jobs), disable=not progress, desc=desc, unit="teacher", mininterval=2.0)
+    if block:
+        run = _run_block_at
+        size = block * max(1, math.ceil(len(jobs) / (block * n_workers)))
+    else:
+        run = _run_chunk_at
+        size = max(1, math.ceil(len(jobs) / (4 * n_workers)))
+    if block and n_workers == 1:
+        with bar:
+            for a in range(0, len(jobs), block):
+                data = [(*_job_data(x_train, y_train, j, canary_x, canary_y), j.seed) for j in jobs[a : a + block]]
+                _, preds = run(a, model, data, x_query, num_classes, params)
+                out[a : a + len(preds)] = np.stack(preds)
+                bar.update(len(preds))
+        return out
     if n_workers == 1:
         with bar:
             for i, job in enumerate(jobs):
@@ -335,12 +426,11 @@ def train_teachers(
         return out
     from joblib import Parallel, delayed
 
-    size = max(1, math.ceil(len(jobs) / (4 * n_workers)))
     starts = list(range(0, len(jobs), size))
     par = Parallel(n_jobs=n_workers, return_as="generator_unordered", backend="loky", max_nbytes=None)
     # Each task carries only its teachers' own data (about n/k points each), not all of S.
     calls = (
-        delayed(_run_chunk_at)(
+        delayed(run)(
             a, model, [(*_job_data(x_train, y_train, j, canary_x, canary_y), j.seed) for j in jobs[a : a + size]], x_query, num_classes, params
         )
         for a in starts
@@ -367,6 +457,54 @@ def _train_seed(seed: int, experiment: str, g: int, j: int) -> np.random.SeedSeq
     return _seq(seed, experiment, "train", g, j)
 
 
+def _cells(algo: str, n: int, k: int, num_instantiations: int, seed: int, experiment: str, partition_seed: int | None):
+    """``cell(g, j)`` → training indices of teacher ``j`` in instantiation ``g``: PATE draws a
+    fresh random partition per instantiation (§5.1), CaPC keeps one fixed partition (§5.2)."""
+    if algo == "pate":
+        assignments = _pate_assignments(n, k, num_instantiations, seed, experiment)
+        return assignments, lambda g, j: teacher_training_indices(assignments[g], j)
+    if algo == "capc":
+        assignment = fixed_partition(n, k, partition_seed)
+        cells = [teacher_training_indices(assignment, j) for j in range(k)]
+        return assignment, lambda g, j: cells[j]
+    raise ValueError(f"algo must be 'pate' or 'capc', got {algo!r}")
+
+
+def teacher_votes_on_S(
+    algo: str,
+    model: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    k: int,
+    num_instantiations: int,
+    num_classes: int,
+    seed: int,
+    experiment: str,
+    partition_seed: int | None = 0,
+    params: Mapping[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Votes of the ``k`` teachers of ``S`` over ``N_g`` instantiations, PATE or CaPC (§5.1–5.2).
+
+    Teacher ``j`` of instantiation ``g`` trains on ``cell(g, j)`` (:func:`_cells`) with the seed
+    ``_train_seed(seed, experiment, g, j)``; the canary teachers and their twins
+    (:func:`canary_teacher_votes`) reuse both.
+
+    Returns:
+        ``(votes (N_g, k, n_queries) int64, assignment(s))`` — PATE ``(N_g, n)``, CaPC ``(n,)``.
+    """
+    kk = check_positive_int(k, "k")
+    ng = check_positive_int(num_instantiations, "num_instantiations")
+    n = int(np.asarray(y_train).shape[0])
+    assignment, cell = _cells(algo, n, kk, ng, seed, experiment, partition_seed)
+    jobs = [TeacherJob(cell(g, j), _train_seed(seed, experiment, g, j)) for g in range(ng) for j in range(kk)]
+    desc = "PATE teachers on S" if algo == "pate" else "CaPC teachers on S"
+    votes = train_teachers(model, x_train, y_train, x_query, jobs, num_classes, params=params, n_jobs=n_jobs, progress=progress, desc=desc)
+    return votes.reshape(ng, kk, -1), assignment
+
+
 def pate_teacher_votes(
     model: str,
     x_train: np.ndarray,
@@ -384,87 +522,14 @@ def pate_teacher_votes(
     """Votes of PATE's teachers on ``S`` over ``N_g`` training-phase instantiations (§5.1).
 
     Each instantiation draws a fresh equal random partition of ``S`` into ``k`` cells and
-    trains one teacher per cell.
+    trains one teacher per cell (:func:`teacher_votes_on_S`).
 
     Returns:
         ``{"votes_S": (N_g, k, n_queries) int64, "assignments": (N_g, n) int64}``.
     """
-    kk = check_positive_int(k, "k")
-    ng = check_positive_int(num_instantiations, "num_instantiations")
-    n = int(np.asarray(y_train).shape[0])
-    assignments = _pate_assignments(n, kk, ng, seed, experiment)
-    jobs = [
-        TeacherJob(teacher_training_indices(assignments[g], j), _train_seed(seed, experiment, g, j))
-        for g in range(ng)
-        for j in range(kk)
-    ]
-    votes = train_teachers(model, x_train, y_train, x_query, jobs, num_classes, params=params, n_jobs=n_jobs, progress=progress, desc="PATE teachers on S")
-    return {"votes_S": votes.reshape(ng, kk, -1), "assignments": assignments}
-
-
-def _canary_arrays(canary_x, canary_y, canary_keys):
-    cx = np.asarray(canary_x, dtype=np.float32)
-    cy = np.asarray(canary_y, dtype=np.int64)
-    if cx.shape[0] != cy.shape[0]:
-        raise ValueError(f"canary_x and canary_y must hold the same number of canaries, got {cx.shape[0]} and {cy.shape[0]}")
-    keys = list(range(cy.shape[0])) if canary_keys is None else list(canary_keys)
-    if len(keys) != cy.shape[0] or len(set(map(str, keys))) != len(keys):
-        raise ValueError(f"canary_keys must be {cy.shape[0]} distinct keys, got {keys}")
-    return cx, cy, keys
-
-
-def pate_canary_votes(
-    model: str,
-    x_train: np.ndarray,
-    y_train: np.ndarray,
-    x_query: np.ndarray,
-    k: int,
-    num_instantiations: int,
-    num_classes: int,
-    canary_x: np.ndarray,
-    canary_y: np.ndarray,
-    seed: int,
-    experiment: str = "pate",
-    canary_keys: Sequence[Hashable] | None = None,
-    params: Mapping[str, Any] | None = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-) -> dict[str, np.ndarray]:
-    """Votes of the canary-holding teacher of PATE on ``S' = S ∪ {canary}`` (§5.1, ``P'_q``).
-
-    Only the teacher whose cell receives the canary is trained, ``N_g`` times per canary:
-    the other ``k − 1`` teachers of ``S'`` are distributed as those of ``S`` under the
-    parametric model. In instantiation ``g`` the canary goes into a uniformly random cell
-    ``j`` of instantiation ``g``'s partition of ``S`` (same ``seed`` and ``experiment`` as
-    :func:`pate_teacher_votes`), and the teacher reuses that cell's training seed.
-
-    Args:
-        canary_x: ``(n_canaries, channels, h, w)``; canary_y: ``(n_canaries,)``.
-        canary_keys: stable names of the canaries for seeding (default ``0..n-1``); with
-            keys such as ``"nat-advq:17"`` a canary's votes do not depend on which other
-            canaries are trained in the same call.
-
-    Returns:
-        ``{"votes_S_prime": (n_canaries, N_g, n_queries) int64, "slots": (n_canaries, N_g)}``.
-    """
-    kk = check_positive_int(k, "k")
-    ng = check_positive_int(num_instantiations, "num_instantiations")
-    cx, cy, keys = _canary_arrays(canary_x, canary_y, canary_keys)
-    n = int(np.asarray(y_train).shape[0])
-    assignments = _pate_assignments(n, kk, ng, seed, experiment)
-    slots = np.array(
-        [[int(np.random.default_rng(_seq(seed, experiment, "canary-slot", str(key), g)).integers(kk)) for g in range(ng)] for key in keys],
-        dtype=np.int64,
-    ).reshape(len(keys), ng)
-    jobs = [
-        TeacherJob(teacher_training_indices(assignments[g], slots[c, g]), _train_seed(seed, experiment, g, int(slots[c, g])), canary=c)
-        for c in range(len(keys))
-        for g in range(ng)
-    ]
-    votes = train_teachers(
-        model, x_train, y_train, x_query, jobs, num_classes, cx, cy, params=params, n_jobs=n_jobs, progress=progress, desc="PATE canary teachers"
-    )
-    return {"votes_S_prime": votes.reshape(len(keys), ng, -1), "slots": slots}
+    votes, assignments = teacher_votes_on_S("pate", model, x_train, y_train, x_query, k, num_instantiations, num_classes, seed, experiment,
+                                            params=params, n_jobs=n_jobs, progress=progress)
+    return {"votes_S": votes, "assignments": assignments}
 
 
 def capc_teacher_votes(
@@ -484,7 +549,7 @@ def capc_teacher_votes(
 ) -> dict[str, np.ndarray]:
     """Votes of CaPC's ``k`` fixed teachers over ``N_g`` instantiations (§5.2, ``P^i_q``).
 
-    The partition is fixed (:func:`ppaudit.partition.fixed_partition` with
+    The partition is fixed (:func:`ppaudit.mechanisms.partition.fixed_partition` with
     ``partition_seed``); instantiations differ by the training randomness only. A
     deterministic learner (``"logreg"``) then gives identical votes in every instantiation,
     i.e. point-mass ``P^i_q`` — CaPC's deterministic data division at work.
@@ -492,14 +557,123 @@ def capc_teacher_votes(
     Returns:
         ``{"votes_S": (N_g, k, n_queries) int64, "assignment": (n,) int64}``.
     """
+    votes, assignment = teacher_votes_on_S("capc", model, x_train, y_train, x_query, k, num_instantiations, num_classes, seed, experiment,
+                                           partition_seed, params, n_jobs, progress)
+    return {"votes_S": votes, "assignment": assignment}
+
+
+def _canary_arrays(canary_x, canary_y, canary_keys):
+    cx = np.asarray(canary_x, dtype=np.float32)
+    cy = np.asarray(canary_y, dtype=np.int64)
+    if cx.shape[0] != cy.shape[0]:
+        raise ValueError(f"canary_x and canary_y must hold the same number of canaries, got {cx.shape[0]} and {cy.shape[0]}")
+    keys = list(range(cy.shape[0])) if canary_keys is None else list(canary_keys)
+    if len(keys) != cy.shape[0] or len(set(map(str, keys))) != len(keys):
+        raise ValueError(f"canary_keys must be {cy.shape[0]} distinct keys, got {keys}")
+    return cx, cy, keys
+
+
+def canary_teacher_votes(
+    algo: str,
+    model: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    k: int,
+    num_instantiations: int,
+    num_classes: int,
+    canary_x: np.ndarray,
+    canary_y: np.ndarray,
+    seed: int,
+    experiment: str,
+    canary_keys: Sequence[Hashable] | None = None,
+    party=None,
+    partition_seed: int | None = 0,
+    twins: bool = True,
+    params: Mapping[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> dict[str, np.ndarray]:
+    """The canary-holding teacher on ``S' = S ∪ {canary}`` and its canary-free twin, ``N_g'`` times (§5.1–5.2).
+
+    Only the teacher whose data receives the canary is trained: the other ``k − 1`` teachers
+    of ``S'`` are distributed as those of ``S`` under the parametric model. In instantiation
+    ``g`` the canary goes into cell ``slot[c, g]`` — PATE: a uniformly random cell of
+    instantiation ``g``'s partition (same ``seed``/``experiment`` as :func:`teacher_votes_on_S`);
+    CaPC: the canary's ``party`` (:func:`ppaudit.adversaries.choose_capc_party`; default
+    party 0) — and the teacher reuses that cell's training seed. Its **twin** is the same cell,
+    partition and seed without the canary (so for ``g < N_g`` it reproduces the vote of teacher
+    ``slot`` of ``S``); twins are trained once per distinct ``(g, slot)``
+    (:mod:`ppaudit.vote_models.twin`).
+
+    Args:
+        algo: ``"pate"`` or ``"capc"``.
+        canary_x: ``(n_canaries, ...)`` inputs; canary_y: ``(n_canaries,)`` labels.
+        canary_keys: stable names of the canaries for seeding (default ``0..n-1``): a
+            canary's votes do not depend on which other canaries are trained in the same call.
+        party: CaPC ``(n_canaries,)`` party per canary (ignored for PATE).
+        twins: also train the twins.
+
+    Returns:
+        ``{"votes_S_prime": (n_canaries, N_g', n_queries), "slots": (n_canaries, N_g')}`` and,
+        with ``twins``, ``"votes_twin"`` of the same shape as ``votes_S_prime``.
+
+    Raises:
+        ValueError: bad sizes, keys or parties.
+    """
     kk = check_positive_int(k, "k")
     ng = check_positive_int(num_instantiations, "num_instantiations")
+    cx, cy, keys = _canary_arrays(canary_x, canary_y, canary_keys)
+    nc = len(keys)
     n = int(np.asarray(y_train).shape[0])
-    assignment = fixed_partition(n, kk, partition_seed)
-    cells = [teacher_training_indices(assignment, j) for j in range(kk)]
-    jobs = [TeacherJob(cells[j], _train_seed(seed, experiment, g, j)) for g in range(ng) for j in range(kk)]
-    votes = train_teachers(model, x_train, y_train, x_query, jobs, num_classes, params=params, n_jobs=n_jobs, progress=progress, desc="CaPC teachers on S")
-    return {"votes_S": votes.reshape(ng, kk, -1), "assignment": assignment}
+    _, cell = _cells(algo, n, kk, ng, seed, experiment, partition_seed)
+    if algo == "pate":
+        slots = np.array(
+            [[int(np.random.default_rng(_seq(seed, experiment, "canary-slot", str(key), g)).integers(kk)) for g in range(ng)] for key in keys],
+            dtype=np.int64,
+        ).reshape(nc, ng)
+    else:
+        par = np.full(nc, CAPC_CANARY_SLOT, dtype=np.int64) if party is None else np.asarray(party, dtype=np.int64).reshape(-1)
+        if par.shape != (nc,) or (nc and (par.min() < 0 or par.max() >= kk)):
+            raise ValueError(f"party must hold one index in [0, {kk}) per canary ({nc}), got {party!r}")
+        slots = np.repeat(par[:, None], ng, axis=1)
+    jobs = [TeacherJob(cell(g, int(slots[c, g])), _train_seed(seed, experiment, g, int(slots[c, g])), canary=c) for c in range(nc) for g in range(ng)]
+    twin_keys = sorted({(g, int(slots[c, g])) for c in range(nc) for g in range(ng)}) if twins else []
+    jobs += [TeacherJob(cell(g, j), _train_seed(seed, experiment, g, j)) for g, j in twin_keys]
+    desc = "PATE canary teachers" if algo == "pate" else "CaPC canary teachers"
+    votes = train_teachers(model, x_train, y_train, x_query, jobs, num_classes, cx, cy, params=params, n_jobs=n_jobs, progress=progress, desc=desc)
+    out = {"votes_S_prime": votes[: nc * ng].reshape(nc, ng, -1), "slots": slots}
+    if twins:
+        by_key = dict(zip(twin_keys, votes[nc * ng :]))
+        out["votes_twin"] = np.stack([np.stack([by_key[(g, int(slots[c, g]))] for g in range(ng)]) for c in range(nc)]).reshape(nc, ng, -1)
+    return out
+
+
+def pate_canary_votes(
+    model: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    k: int,
+    num_instantiations: int,
+    num_classes: int,
+    canary_x: np.ndarray,
+    canary_y: np.ndarray,
+    seed: int,
+    experiment: str = "pate",
+    canary_keys: Sequence[Hashable] | None = None,
+    params: Mapping[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    twins: bool = True,
+) -> dict[str, np.ndarray]:
+    """PATE's canary-holding teacher and its twin (§5.1, ``P'_q``): :func:`canary_teacher_votes` with ``algo="pate"``.
+
+    Returns:
+        ``{"votes_S_prime", "slots"}`` (+ ``"votes_twin"``), shapes as :func:`canary_teacher_votes`.
+    """
+    return canary_teacher_votes("pate", model, x_train, y_train, x_query, k, num_instantiations, num_classes, canary_x, canary_y, seed,
+                                experiment, canary_keys, twins=twins, params=params, n_jobs=n_jobs, progress=progress)
 
 
 def capc_canary_votes(
@@ -519,22 +693,14 @@ def capc_canary_votes(
     params: Mapping[str, Any] | None = None,
     n_jobs: int = 1,
     progress: bool = False,
+    party=None,
+    twins: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Votes of CaPC's teacher 1 trained on ``S_1 ∪ {canary}``, ``N_g`` times (§5.2, ``P^{1'}_q``).
-
-    Instantiation ``g`` reuses the training seed of teacher 1 in instantiation ``g`` of
-    :func:`capc_teacher_votes` (same ``seed``/``experiment``).
+    """CaPC's canary-holding teacher (party ``party``, default 0) and its twin (§5.2, ``P^{j'}_q``):
+    :func:`canary_teacher_votes` with ``algo="capc"``.
 
     Returns:
-        ``{"votes_S_prime": (n_canaries, N_g, n_queries) int64}``.
+        ``{"votes_S_prime", "slots"}`` (+ ``"votes_twin"``), shapes as :func:`canary_teacher_votes`.
     """
-    kk = check_positive_int(k, "k")
-    ng = check_positive_int(num_instantiations, "num_instantiations")
-    cx, cy, keys = _canary_arrays(canary_x, canary_y, canary_keys)
-    n = int(np.asarray(y_train).shape[0])
-    cell = teacher_training_indices(fixed_partition(n, kk, partition_seed), CAPC_CANARY_SLOT)
-    jobs = [TeacherJob(cell, _train_seed(seed, experiment, g, CAPC_CANARY_SLOT), canary=c) for c in range(len(keys)) for g in range(ng)]
-    votes = train_teachers(
-        model, x_train, y_train, x_query, jobs, num_classes, cx, cy, params=params, n_jobs=n_jobs, progress=progress, desc="CaPC canary teachers"
-    )
-    return {"votes_S_prime": votes.reshape(len(keys), ng, -1)}
+    return canary_teacher_votes("capc", model, x_train, y_train, x_query, k, num_instantiations, num_classes, canary_x, canary_y, seed,
+                                experiment, canary_keys, party, partition_seed, twins, params, n_jobs, progress)

@@ -42,7 +42,7 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
         ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
     ax.set_xticks(x, datasets)
     ax.set_yscale("log")
-    ax.set_ylabel("ε at δ = 1e-6")
+    ax.set_ylabel("RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)", fontsize=7)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
 

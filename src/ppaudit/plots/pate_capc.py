@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "APPENDIX_BARS", "BAR_COLORS"]
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "APPENDIX_BARS", "SOUND_BARS", "BAR_COLORS",
+           "EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
 APPENDIX_BARS = {
@@ -20,12 +21,25 @@ APPENDIX_BARS = {
     "k_cut": "k-cut audit",
 }
 
+#: The sound transcript-level columns (issue 13 §1) drawn beside the paper's when a summary has them.
+SOUND_BARS = {
+    "transcript_cap": "transcript cap D_α(H_S‖H_S') (sound)",
+    "exact_transcript": "exact (sound: transcript)",
+    "two_cut_transcript": "2-cut audit (sound: transcript)",
+}
+
+#: The y axis of every ε bar: an RDP audit converted with Thm 1 is not a valid ε lower bound.
+EPS_AXIS_LABEL = "RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)"
+
+_PAPER = " (paper: per-query composition)"
+
 BAR_COLORS = {
     "data-independent": "0.6",
     "data-dependent": "tab:red",
     "exact": "black",
     "2-cut audit": "tab:blue",
     "k-cut audit": "tab:green",
+    "transcript cap": "tab:purple",
 }
 
 
@@ -66,7 +80,7 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
     for ax, algo in zip(axes[0], algos):
         _bars(ax, table[table["algo"] == algo], floor)
         ax.set_title(algo, fontsize=10)
-        ax.set_ylabel("ε at δ = 1e-6")
+        ax.set_ylabel(EPS_AXIS_LABEL, fontsize=7)
     handles, labels = axes[0][-1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
@@ -85,7 +99,7 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     """
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0))
     _bars(ax0, bars, floor)
-    ax0.set_ylabel("ε at δ = 1e-6")
+    ax0.set_ylabel(EPS_AXIS_LABEL, fontsize=7)
     ax0.legend(fontsize=7, frameon=False)
     for i, col in enumerate(c for c in rdp.columns if c != "order"):
         y = rdp[col].to_numpy(dtype=float)
@@ -106,6 +120,10 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
 def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_dataset: str, columns=tuple(APPENDIX_BARS)):
     """The numbers of one appendix figure (App. E.1–E.4: PATE, CaPC, PromptPATE, Private-kNN).
 
+    When the summary holds the sound transcript-level columns (:data:`SOUND_BARS`; PATE and
+    CaPC, issue 13 §1) they are drawn beside the paper's, whose exact and audit bars are then
+    labelled "(paper: per-query composition)".
+
     Args:
         summary: summary rows of one adversary and case (columns dataset, column, epsilon,
             candidate), any datasets.
@@ -120,8 +138,16 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
         ``(bars, curve, which, plotted)``: ε bars (dataset, bar, column, epsilon), the RDP
         curves (order + one column per bar name), a description of the curve, and the long
         table of every plotted number (panel, dataset, bar, order, value).
+
+    Raises:
+        ValueError: no summary row with the columns asked for.
     """
+    have = set(summary["column"])
+    sound = {c: n for c, n in SOUND_BARS.items() if c in have and c in rdp.columns}
     names = {c: APPENDIX_BARS[c] for c in columns}
+    if sound:
+        names = {c: (n + _PAPER if c in ("exact", "two_cut_cp", "k_cut") else n) for c, n in names.items()}
+        names.update(sound)
     s = summary[summary["column"].isin(list(names))]
     if s.empty:
         raise ValueError(f"no summary rows with columns {list(names)} for the {case} case")
@@ -144,3 +170,63 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
         ignore_index=True,
     )[["panel", "dataset", "bar", "order", "value"]]
     return bars, curve, which, plotted
+
+
+_ADV_LABEL = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ", "pois-natq": "Pois-NatQ"}
+
+
+def fig34_table(summaries, adversaries) -> pd.DataFrame:
+    """The bars of Figs. 3 and 4 (Chadha et al. 2024, §5.4): worst case, one panel per algorithm.
+
+    Per (algorithm, dataset): the data-independent theory (of the first adversary), the
+    data-dependent theory and the exact ε per adversary, and the 2-cut audit per adversary.
+    Where a summary holds the sound transcript-level values (PATE, CaPC; issue 13 §1), the
+    exact and audit bars of the paper's per-query composition are labelled so and the sound
+    "exact (sound: transcript)" / "2-cut audit … (sound: transcript)" bars follow them, with
+    the exact ε of the transcript (dp-accounting PLD; the tight upper reference) and the valid ε
+    lower bound of the transcript audit (Eq. (1)) — real ε values, unlike the Thm 1 conversions.
+
+    Args:
+        summaries: summary tables (columns algo, dataset, adversary, case, column, epsilon).
+        adversaries: Fig. 3: ``["nat-advq", "pois-advq"]``; Fig. 4: ``["pois-natq"]``.
+
+    Returns:
+        Columns algo, dataset, bar, adversary, column, epsilon (one row per bar).
+
+    Raises:
+        ValueError: no adversary given.
+    """
+    advs = list(adversaries)
+    if not advs:
+        raise ValueError("adversaries must name at least one adversary")
+    rows = []
+    for s in summaries:
+        s = s[(s["case"] == "worst") & s["adversary"].isin(advs)]
+        for (algo, ds), g in s.groupby(["algo", "dataset"], sort=False):
+            get = lambda adv, col: g.loc[(g["adversary"] == adv) & (g["column"] == col), "epsilon"]  # noqa: E731, B023
+            sound = "exact_transcript" in set(g["column"])
+            paper = _PAPER if sound else ""
+            di = get(advs[0], "data_independent")
+            if len(di):
+                rows.append({"algo": algo, "dataset": ds, "bar": "data-independent theory", "adversary": advs[0], "column": "data_independent", "epsilon": float(di.iloc[0])})
+            tag = (lambda a: f" ({_ADV_LABEL.get(a, a)})") if len(advs) > 1 else (lambda a: "")
+            cols = [("data_dependent", "data-dependent theory"), ("exact", "exact" + paper)]
+            if sound:
+                cols.append(("exact_transcript", "exact (sound: transcript)"))
+            for col, name in cols:
+                for adv in advs:
+                    v = get(adv, col)
+                    if len(v):
+                        rows.append({"algo": algo, "dataset": ds, "bar": name + tag(adv), "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
+            for col, name in (("exact_eps_pld", "exact ε (PLD, sound: transcript)"), ("valid_eps_lower", "valid ε lower bound (Eq. 1, transcript)")):
+                for adv in advs:
+                    v = get(adv, col)
+                    if len(v) and sound and np.isfinite(v.iloc[0]):  # NaN: not computed (e.g. PLD of a multi-query candidate)
+                        rows.append({"algo": algo, "dataset": ds, "bar": name + tag(adv), "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
+            for col, suffix in (("two_cut_cp", paper), ("two_cut_transcript", " (sound: transcript)")):
+                for adv in advs:
+                    v = get(adv, col)
+                    if len(v):
+                        rows.append({"algo": algo, "dataset": ds, "bar": f"2-cut audit {_ADV_LABEL.get(adv, adv)}{suffix}", "adversary": adv, "column": col,
+                                     "epsilon": float(v.iloc[0])})
+    return pd.DataFrame(rows, columns=["algo", "dataset", "bar", "adversary", "column", "epsilon"])

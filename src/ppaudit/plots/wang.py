@@ -1,7 +1,12 @@
-"""Figures of Wang et al. 2022 (vote-histogram leakage). Each function returns
-``(figure, DataFrame)``; the DataFrame holds every plotted number (written as the CSV)."""
+"""Figures of Wang et al. 2022 (vote-histogram leakage). Each ``plot_*`` function returns
+``(figure, DataFrame)``; the DataFrame holds every plotted number (written as the CSV). The
+data shaping between a rule's inputs and a plot (consensus levels of Fig. 3, the two
+variants of Fig. 1, the titles of Figs. 6/7) lives here too, so the scripts only read and
+write files."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import matplotlib
 
@@ -12,6 +17,9 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
 
 __all__ = [
+    "consensus_levels",
+    "error_per_sigma_title",
+    "phd_consensus_summaries",
     "plot_consensus_distribution",
     "plot_budget_errors",
     "plot_error_vs_cost",
@@ -22,6 +30,83 @@ __all__ = [
 ]
 
 LEVEL_COLOURS = {"low": "tab:red", "medium": "tab:orange", "high": "tab:green"}
+
+
+def consensus_levels(histograms: Mapping[str, np.ndarray]) -> dict:
+    """Fig. 3's data: per dataset the max vote share and consensus tertile of each histogram.
+
+    Args:
+        histograms: dataset title → vote histograms ``(K, C)`` of one PATE instantiation
+            (rule train_wang_teachers).
+
+    Returns:
+        dataset title → ``(shares (K,), levels (K,) in {0, 1, 2})``: consensus as the top
+        vote share and the equal-sized low/medium/high groups of Wang et al. 2022, §4.1
+        (:func:`ppaudit.attacks.histogram.max_vote_share`,
+        :func:`ppaudit.attacks.histogram.consensus_tertiles`), the input of
+        :func:`plot_consensus_distribution`.
+
+    Raises:
+        ValueError: if ``histograms`` is empty, or (from the attacks module) on a histogram
+            array that is not ``(K, C)`` with votes.
+    """
+    from ..attacks.histogram import consensus_tertiles, max_vote_share
+
+    if not histograms:
+        raise ValueError("consensus_levels needs at least one dataset, got none")
+    return {title: (max_vote_share(h), consensus_tertiles(h)) for title, h in histograms.items()}
+
+
+def phd_consensus_summaries(consensus: pd.DataFrame, threshold: float) -> dict:
+    """Fig. 1's two variants: the PhD-detection rule on true and on reconstructed histograms.
+
+    Args:
+        consensus: rule attack_adult_histograms' table (columns ``phd``, ``consensus_true``,
+            ``consensus_reconstructed``, ``sigma``, ``num_queries``).
+        threshold: consensus below it is flagged as PhD (Wang et al. 2022, §2: 0.75).
+
+    Returns:
+        variant title → :func:`ppaudit.experiments.wang2022_adult.consensus_rule_summary`,
+        direct access first, then the histograms reconstructed from the noisy answers (App. E),
+        the input of :func:`plot_phd_consensus`.
+
+    Raises:
+        ValueError: naming the missing columns, or a ``threshold`` outside ``(0, 1]``.
+    """
+    from ..experiments.wang2022_adult import consensus_rule_summary
+
+    missing = [c for c in ("phd", "consensus_true", "consensus_reconstructed", "sigma", "num_queries") if c not in consensus]
+    if missing:
+        raise ValueError(f"consensus table lacks column(s) {missing}")
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    reconstructed = f"reconstructed from {consensus['num_queries'].iloc[0]} noisy answers (σ = {consensus['sigma'].iloc[0]:g})"
+    return {
+        "vote histograms (direct access)": consensus_rule_summary(consensus["consensus_true"], consensus["phd"], threshold),
+        reconstructed: consensus_rule_summary(consensus["consensus_reconstructed"], consensus["phd"], threshold),
+    }
+
+
+def error_per_sigma_title(dataset_title: str, attacks: pd.DataFrame, num_queries: int) -> str:
+    """Axes title of Fig. 6 or 7 (Wang et al. 2022, §4.2): dataset, histograms drawn, queries.
+
+    Args:
+        dataset_title: e.g. ``MNIST``.
+        attacks: rule attack_wang_histograms' rows of the dataset (column ``label``: L1…H5).
+        num_queries: queries of the query-limited attacker (wang2022.attack.num_queries).
+
+    Returns:
+        The title passed to :func:`plot_error_per_sigma`.
+
+    Raises:
+        ValueError: if ``attacks`` has no ``label`` column.
+    """
+    if "label" not in attacks:
+        raise ValueError(f"attacks table lacks column 'label' (columns: {list(attacks.columns)})")
+    return (
+        f"{dataset_title}: error of the {attacks['label'].nunique()} L/M/H histograms with {num_queries} queries "
+        "(bars) and privacy cost (red, right axis)"
+    )
 
 
 def plot_consensus_distribution(data: dict, bins: int = 20):

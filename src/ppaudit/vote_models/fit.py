@@ -158,8 +158,12 @@ def save_fit(fit: PateFit | CapcFit, path) -> None:
 
 
 def load_fit(path) -> PateFit | CapcFit:
-    """Read a fit written by :func:`save_fit`."""
+    """Read a fit written by :func:`save_fit` (or a twin-paired fit, :func:`ppaudit.vote_models.twin.save_twin_fit`)."""
     with np.load(path, allow_pickle=False) as z:
+        if "kind" in z and str(z["kind"]) == "twin":
+            from .twin import load_twin_fit
+
+            return load_twin_fit(path)
         algo = str(z["algo"])
         ng, sm = int(z["num_instantiations"]), float(z["smoothing"])
         if algo == "pate":

@@ -153,13 +153,80 @@ class NeighbouringVoteModel:
                 out[a:b] += np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
         return out
 
+    def sample_torch(self, generator, n: int, which: str = "S", device=None):
+        """Draw ``n`` histograms of ``H_S`` / ``H_S'`` on a torch device: ``(n, C)`` float32.
+
+        The torch twin of :meth:`sample` (same law, another random stream; issue 17): groups
+        of ``n_g > 1`` identical voters ``Mult(n_g, P_g)`` by the chain of conditional
+        binomials ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))``
+        over the classes of positive probability; single voters by inverse CDF of float64
+        uniforms on the same CDF as :meth:`sample` (``searchsorted``), counted with
+        ``scatter_add``. Memory is bounded by sub-chunks of ``2^22 / m`` rows.
+
+        Args:
+            generator: a ``torch.Generator`` on ``device``.
+            n: number of histograms.
+            which: ``"S"`` or ``"S_prime"``.
+            device: torch device (default: the generator's).
+
+        Returns:
+            ``(n, C)`` float32 tensor on ``device``.
+
+        Raises:
+            ValueError: on a bad ``n`` or ``which``.
+        """
+        import torch
+
+        n = check_positive_int(n, "n", minimum=0)
+        dev = generator.device if device is None else torch.device(device)
+        c = self.num_classes
+        last = self._last(which)
+        singles, multi_counts, multi_probs = self._split_groups()
+        cats = np.concatenate([singles, last[None]], axis=0)
+        random_rows = ~(cats.max(axis=1) == 1.0)
+        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
+        cats = cats[random_rows]
+        out = torch.as_tensor(fixed, dtype=torch.float32, device=dev).expand(n, c).clone()
+        for cnt, p in zip(multi_counts, multi_probs):
+            support = np.flatnonzero(p > 0)
+            if support.size == 1:
+                out[:, support[0]] += float(cnt)
+                continue
+            q = p[support] / p[support].sum()
+            tail = np.concatenate([np.cumsum(q[::-1])[::-1][1:], [0.0]])  # P(class > j) within the support
+            remaining = torch.full((n,), float(cnt), dtype=torch.float32, device=dev)
+            for j, col in enumerate(support[:-1]):
+                cond = min(1.0, q[j] / (q[j] + tail[j]))
+                x = torch.binomial(remaining, torch.full_like(remaining, cond), generator=generator)
+                out[:, col] += x
+                remaining = remaining - x
+            out[:, support[-1]] += remaining
+        m = cats.shape[0]
+        if m and n:
+            cdf = torch.as_tensor(np.ascontiguousarray(_cdf(cats)[:, :-1]), dtype=torch.float64, device=dev)  # (m, C-1)
+            rows = max(1, _CHUNK_ELEMENTS // m)
+            for a in range(0, n, rows):
+                b = min(n, a + rows)
+                u = 1.0 - torch.rand((m, b - a), dtype=torch.float64, device=dev, generator=generator)  # (0, 1]
+                cls = torch.searchsorted(cdf, u)  # number of CDF entries < u, as (cdf < u).sum()
+                out[a:b].scatter_add_(1, cls.T, torch.ones((b - a, m), dtype=torch.float32, device=dev))
+        return out
+
     def sampler(self, which: str = "S"):
-        """``model(rng, n) -> (n, C)`` for :func:`ppaudit.montecarlo.model_noisy_argmax_counts`."""
+        """``model(rng, n) -> (n, C)`` for :func:`ppaudit.montecarlo.model_noisy_argmax_counts`.
+
+        The returned function also carries ``sample_torch(generator, n, device)``, the torch
+        sampler used by ``model_noisy_argmax_counts(..., device="cuda")``.
+        """
         self._last(which)
 
         def draw(rng: np.random.Generator, n: int) -> np.ndarray:
             return self.sample(rng, n, which)
 
+        def draw_torch(generator, n: int, device=None):
+            return self.sample_torch(generator, n, which, device)
+
+        draw.sample_torch = draw_torch
         return draw
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:

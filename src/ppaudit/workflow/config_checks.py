@@ -32,6 +32,7 @@ __all__ = [
     "check_panel_dataset",
     "check_promptpate",
     "check_synthetic",
+    "check_wang2022",
     "config_value",
 ]
 
@@ -166,9 +167,53 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
         )
 
 
-#: The checks :func:`check_config` runs, one per stage whose checks live here. (The PATE/CaPC,
-#: Private-kNN and Wang et al. stages still check their sections in their ``*_common.smk``.)
-STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (check_synthetic, check_promptpate, check_labeldp)
+def check_wang2022(config: Mapping[str, Any]) -> None:
+    """Wang et al. 2022 (vote-histogram leakage, §4–§5): datasets, attack budget, defence histograms.
+
+    Raises:
+        ValueError: if ``wang2022.attack.budget_sigma`` is not > 0; ``figure_datasets`` names a
+            dataset that ``wang2022.datasets`` lacks, or includes ``svhn`` (no packaged copy)
+            while ``histograms.data_source`` is not ``download``; a figure dataset's
+            ``test_size`` is below ``3 × attack.per_level`` (the L/M/H selection draws
+            ``per_level`` histograms from each consensus tertile); a ``defence.histograms``
+            entry has < 2 classes or a non-positive total; ``defence.audit_histogram`` has
+            < 2 classes or < 1 vote on its second class (Nat-AdvQ moves one vote from the
+            second class to the top class).
+    """
+    w = config["wang2022"]
+    if w["attack"]["budget_sigma"] <= 0:
+        raise ValueError(f"wang2022.attack.budget_sigma = {w['attack']['budget_sigma']!r} must be > 0")
+    for name in w["figure_datasets"]:
+        if name not in w["datasets"]:
+            raise ValueError(f"wang2022.figure_datasets names {name!r}, which wang2022.datasets lacks")
+    if "svhn" in w["figure_datasets"] and w["histograms"]["data_source"] != "download":
+        raise ValueError(
+            "wang2022.figure_datasets includes svhn, which has no packaged copy: "
+            "set wang2022.histograms.data_source = download (config/paper.yaml does)"
+        )
+    for name in w["figure_datasets"]:
+        test_size = w["datasets"][name]["test_size"]
+        if test_size is not None and test_size < 3 * w["attack"]["per_level"]:
+            raise ValueError(
+                f"wang2022.datasets.{name}.test_size = {test_size} is smaller than "
+                f"3 × wang2022.attack.per_level = {3 * w['attack']['per_level']} (per_level histograms from each consensus tertile)"
+            )
+    for i, h in enumerate(w["defence"]["histograms"]):
+        if len(h) < 2 or sum(h) <= 0:
+            raise ValueError(f"wang2022.defence.histograms[{i}] = {list(h)} needs ≥ 2 classes and a positive total")
+    audit = w["defence"]["audit_histogram"]
+    if len(audit) < 2:
+        raise ValueError(f"wang2022.defence.audit_histogram = {list(audit)} needs ≥ 2 classes")
+    if sorted(audit, reverse=True)[1] < 1:
+        raise ValueError(
+            f"wang2022.defence.audit_histogram = {list(audit)} needs ≥ 1 vote on its second class "
+            "(Nat-AdvQ moves one vote from the second class to the top class)"
+        )
+
+
+#: The checks :func:`check_config` runs, one per stage whose checks live here. (The PATE/CaPC
+#: and Private-kNN stages still check their sections in their ``*_common.smk``.)
+STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (check_synthetic, check_promptpate, check_labeldp, check_wang2022)
 
 
 def check_config(config: Mapping[str, Any]) -> None:

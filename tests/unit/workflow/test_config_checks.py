@@ -23,6 +23,7 @@ from ppaudit.workflow.config_checks import (
     check_panel_dataset,
     check_promptpate,
     check_synthetic,
+    check_wang2022,
     config_value,
 )
 
@@ -129,7 +130,7 @@ def test_shared_helpers():
 
 
 def test_every_stage_check_is_run_by_check_config():
-    assert set(STAGE_CHECKS) == {check_synthetic, check_promptpate, check_labeldp}
+    assert set(STAGE_CHECKS) == {check_synthetic, check_promptpate, check_labeldp, check_wang2022}
 
 
 def test_config_value_walks_keys_and_names_the_missing_one(default):

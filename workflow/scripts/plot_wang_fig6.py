@@ -1,0 +1,24 @@
+"""Snakemake script of rule plot_wang_fig6: Wang et al. 2022 Fig. 6, error per σ and privacy cost of the query-limited attacker.
+
+Input ``attacks`` (rule attack_wang_histograms, the first figure dataset). Params: title (the
+dataset's), num_queries. Outputs ``pdf``/``png`` (:func:`ppaudit.plots.wang.plot_error_per_sigma`)
+and ``csv`` (every bar and dot with its solver).
+"""
+
+import _ppaudit_path
+
+log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig6")  # noqa: F821
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.plots.wang import error_per_sigma_title, plot_error_per_sigma  # noqa: E402
+
+p = snakemake.params  # noqa: F821
+attacks = pd.read_csv(snakemake.input.attacks)  # noqa: F821
+fig, table = plot_error_per_sigma(attacks, error_per_sigma_title(p.title, attacks, p.num_queries))
+save_figure(fig, snakemake.output.pdf)  # noqa: F821
+save_figure(fig, snakemake.output.png, dpi=150)  # noqa: F821
+plt.close(fig)
+write_csv(table, snakemake.output.csv)  # noqa: F821
