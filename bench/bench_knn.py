@@ -48,13 +48,13 @@ def bench_encoders(n_images: int, n_sentences: int, threads: int) -> None:
     import torch
 
     from ppaudit.data import load_dataset
-    from ppaudit.experiments.private_knn import load_rotten_tomatoes
+    from ppaudit.data import load_rotten_tomatoes
     from ppaudit.models.encoders import get_encoder
 
     torch.set_num_threads(threads)
     print(f"== feature extraction (torch threads = {threads}, device = {'cuda' if torch.cuda.is_available() else 'cpu'})")
     x = load_dataset("fashion-mnist", source="packaged")[0][:n_images]
-    texts = load_rotten_tomatoes()[0][:n_sentences]
+    texts = load_rotten_tomatoes("full", deduplicate=True)[0][:n_sentences]
     for name, data, unit in (("efficientnet-lite0", x, "images"), ("all-minilm-l6-v2", texts, "sentences")):
         enc = get_encoder(name)
         with Timer() as t_load:

@@ -14,11 +14,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.mechanisms import private_knn as knn
+from ppaudit.accounting import (
+    KNN_SENSITIVITY,
+    knn_noise_multiplier,
+    private_knn_epsilon,
+    private_knn_rdp,
+    subsampled_gaussian_rdp,
+)
 from ppaudit.adversaries import private_knn as ka
+from ppaudit.data import load_rotten_tomatoes
 from ppaudit.experiments import private_knn as pk
-from ppaudit.accounting import KNN_SENSITIVITY, knn_noise_multiplier, private_knn_epsilon, private_knn_rdp, subsampled_gaussian_rdp
-from ppaudit.vote_models import mixture_rdp_estimate
+from ppaudit.mechanisms import private_knn as knn
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0])
 
@@ -328,7 +334,7 @@ def test_findings_logic_on_a_made_up_summary():
 
 
 def test_rotten_tomatoes_and_subsets():
-    texts, labels = pk.load_rotten_tomatoes()
+    texts, labels = load_rotten_tomatoes("full", deduplicate=True)
     assert len(texts) == labels.size > 12_000 and set(np.unique(labels)) == {0, 1} and len(set(texts)) == len(texts)
     a = pk.load_knn_inputs("rotten-tomatoes", 50, 20, seed=1)
     b = pk.load_knn_inputs("rotten-tomatoes", 50, 20, seed=1)

