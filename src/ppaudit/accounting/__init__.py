@@ -12,45 +12,12 @@
   dp-accounting's privacy-loss distribution (the tight reference beside Thm 1).
 """
 
-from .confident_gnmax import (
-    confident_gnmax_log_pr_answered,
-    confident_gnmax_rdp,
-    confident_gnmax_threshold_rdp,
-)
-from .conversion import rdp_to_dp
-from .gnmax import gnmax_log_q, gnmax_rdp_data_dependent, gnmax_rdp_data_independent
-from .pld import exact_epsilon, exact_privacy_loss_distribution
-from .private_knn import (
-    KNN_SENSITIVITY,
-    knn_noise_multiplier,
-    private_knn_epsilon,
-    private_knn_rdp,
-    subsampled_gaussian_rdp,
-)
-from .worst_case import (
-    WorstCaseRDP,
-    gnmax_rdp_worst_case,
-    worst_case_epsilon,
-    worst_case_epsilon_table,
-)
+from .confident_gnmax import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .conversion import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .gnmax import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .pld import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .private_knn import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .worst_case import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import confident_gnmax, conversion, gnmax, pld, private_knn, worst_case
 
-__all__ = [
-    "exact_epsilon",
-    "exact_privacy_loss_distribution",
-    "gnmax_rdp_data_independent",
-    "gnmax_log_q",
-    "gnmax_rdp_data_dependent",
-    "rdp_to_dp",
-    "confident_gnmax_log_pr_answered",
-    "confident_gnmax_threshold_rdp",
-    "confident_gnmax_rdp",
-    "KNN_SENSITIVITY",
-    "knn_noise_multiplier",
-    "subsampled_gaussian_rdp",
-    "private_knn_rdp",
-    "private_knn_epsilon",
-    "WorstCaseRDP",
-    "gnmax_rdp_worst_case",
-    "worst_case_epsilon",
-    "worst_case_epsilon_table",
-]
+__all__ = [*confident_gnmax.__all__, *conversion.__all__, *gnmax.__all__, *pld.__all__, *private_knn.__all__, *worst_case.__all__]

@@ -9,64 +9,10 @@
   histogram per training run, ``n`` answers): the sound counterpart of per-query composition.
 """
 
-from .bounds import (
-    TwoCutAudit,
-    dp_epsilon_lower_bound,
-    k_cut_bootstrap_lower_bound,
-    k_cut_lower_bound,
-    split_counts,
-    two_cut_bootstrap_lower_bound,
-    two_cut_bound_from_intervals,
-    two_cut_lower_bound,
-)
-from .composition import (
-    compose_candidates,
-    compose_rdp,
-    epsilon_floor,
-    summarize_candidates,
-)
-from .per_query import (
-    LOWER_BOUNDS,
-    RDP_COLUMNS,
-    HistogramPairSource,
-    QueryAudit,
-    QuerySource,
-    VoteModelSource,
-    audit_query,
-    bonferroni_confidence,
-)
-from .transcript import (
-    TranscriptAudit,
-    sample_transcript_counts,
-    score_bin_edges,
-    transcript_audit,
-    transcript_statistic,
-)
+from .bounds import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .composition import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .per_query import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .transcript import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import bounds, composition, per_query, transcript
 
-__all__ = [
-    "TwoCutAudit",
-    "two_cut_bound_from_intervals",
-    "two_cut_lower_bound",
-    "k_cut_lower_bound",
-    "two_cut_bootstrap_lower_bound",
-    "k_cut_bootstrap_lower_bound",
-    "dp_epsilon_lower_bound",
-    "compose_rdp",
-    "split_counts",
-    "RDP_COLUMNS",
-    "LOWER_BOUNDS",
-    "QuerySource",
-    "HistogramPairSource",
-    "VoteModelSource",
-    "QueryAudit",
-    "audit_query",
-    "bonferroni_confidence",
-    "compose_candidates",
-    "summarize_candidates",
-    "epsilon_floor",
-    "TranscriptAudit",
-    "sample_transcript_counts",
-    "score_bin_edges",
-    "transcript_statistic",
-    "transcript_audit",
-]
+__all__ = [*bounds.__all__, *composition.__all__, *per_query.__all__, *transcript.__all__]

@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri
 
 from .._validation import check_probability
 from ..attacks.one_run import alg3_rejects, gdp_epsilon, gdp_trade_off, mu_lower_bound

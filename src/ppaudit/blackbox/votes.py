@@ -29,7 +29,6 @@ What is computed (:func:`audit_votes`):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np

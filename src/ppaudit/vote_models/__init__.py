@@ -59,88 +59,13 @@ Modules: :mod:`.fit` (MLE fits), :mod:`.model` (the neighbouring model and its s
 :mod:`.repeated_query`, :mod:`.data_dependent`.
 """
 
-from .data_dependent import DataDependentTheory, data_dependent_theory
-from .enumeration import (
-    DEFAULT_MAX_TAIL_MASS,
-    CertifiedOutputLaw,
-    EnumeratedOutput,
-    certified_mixture_rdp,
-    effective_confidence,
-    enumerate_base_certified,
-    enumerate_output_distributions,
-    exact_count_total_variation,
-)
-from .estimate import (
-    OutputEstimate,
-    estimate_output_distributions,
-    mixture_rdp_estimate,
-)
-from .fit import (
-    CapcFit,
-    PateFit,
-    fit_capc,
-    fit_categorical,
-    fit_pate,
-    load_fit,
-    save_fit,
-)
-from .model import (
-    QUADRATURE_ABS_ERROR,
-    NeighbouringVoteModel,
-    capc_vote_model,
-    pate_vote_model,
-)
-from .repeated_query import (
-    TRANSCRIPT_MAX_TAIL_MASS,
-    RepeatedQueryRDP,
-    TranscriptLaw,
-    count_vectors,
-    fixed_pair_transcript_law,
-    repeated_query_analysis,
-    repeated_query_rdp,
-    transcript_exact_epsilon,
-    transcript_law,
-    transcript_rdp,
-)
-from .twin import TwinFit, fit_twin, load_twin_fit, save_twin_fit
+from .data_dependent import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .enumeration import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .estimate import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .fit import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .model import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .repeated_query import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .twin import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import data_dependent, enumeration, estimate, fit, model, repeated_query, twin
 
-__all__ = [
-    "fit_categorical",
-    "PateFit",
-    "CapcFit",
-    "fit_pate",
-    "fit_capc",
-    "save_fit",
-    "load_fit",
-    "NeighbouringVoteModel",
-    "pate_vote_model",
-    "capc_vote_model",
-    "OutputEstimate",
-    "estimate_output_distributions",
-    "mixture_rdp_estimate",
-    "CertifiedOutputLaw",
-    "EnumeratedOutput",
-    "enumerate_output_distributions",
-    "certified_mixture_rdp",
-    "QUADRATURE_ABS_ERROR",
-    "TwinFit",
-    "fit_twin",
-    "save_twin_fit",
-    "load_twin_fit",
-    "DEFAULT_MAX_TAIL_MASS",
-    "enumerate_base_certified",
-    "exact_count_total_variation",
-    "effective_confidence",
-    "DataDependentTheory",
-    "data_dependent_theory",
-    "TRANSCRIPT_MAX_TAIL_MASS",
-    "TranscriptLaw",
-    "RepeatedQueryRDP",
-    "transcript_law",
-    "fixed_pair_transcript_law",
-    "count_vectors",
-    "transcript_rdp",
-    "transcript_exact_epsilon",
-    "repeated_query_rdp",
-    "repeated_query_analysis",
-]
+__all__ = [*data_dependent.__all__, *enumeration.__all__, *estimate.__all__, *fit.__all__, *model.__all__, *repeated_query.__all__, *twin.__all__]

@@ -15,6 +15,17 @@ from ..montecarlo import DiscreteHistogramModel
 from .estimate import _shifted_probabilities
 from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel
 
+__all__ = [
+    "CertifiedOutputLaw",
+    "EnumeratedOutput",
+    "enumerate_output_distributions",
+    "certified_mixture_rdp",
+    "DEFAULT_MAX_TAIL_MASS",
+    "enumerate_base_certified",
+    "exact_count_total_variation",
+    "effective_confidence",
+]
+
 
 class _TooLarge(Exception):
     pass

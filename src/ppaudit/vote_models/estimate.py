@@ -12,6 +12,12 @@ from .._validation import as_orders, check_positive_int, check_sigma
 from ..noisy_argmax import class_probabilities
 from .model import NeighbouringVoteModel
 
+__all__ = [
+    "OutputEstimate",
+    "estimate_output_distributions",
+    "mixture_rdp_estimate",
+]
+
 
 @dataclass(frozen=True)
 class OutputEstimate:

@@ -9,6 +9,16 @@ import numpy as np
 
 from .._validation import check_positive_int
 
+__all__ = [
+    "fit_categorical",
+    "PateFit",
+    "CapcFit",
+    "fit_pate",
+    "fit_capc",
+    "save_fit",
+    "load_fit",
+]
+
 
 def _check_votes(votes, num_classes: int, name: str) -> np.ndarray:
     v = np.asarray(votes)

@@ -8,6 +8,13 @@ import numpy as np
 
 from .._validation import check_positive_int
 
+__all__ = [
+    "NeighbouringVoteModel",
+    "pate_vote_model",
+    "capc_vote_model",
+    "QUADRATURE_ABS_ERROR",
+]
+
 #: Absolute error bound of :func:`ppaudit.noisy_argmax.class_probabilities` (its docstring).
 QUADRATURE_ABS_ERROR = 1e-12
 

@@ -60,6 +60,8 @@ from .enumeration import enumerate_base_certified
 from .model import NeighbouringVoteModel, pate_vote_model
 
 __all__ = [
+    "TRANSCRIPT_MAX_TAIL_MASS",
+
     "RepeatedQueryRDP",
     "TranscriptLaw",
     "count_vectors",
