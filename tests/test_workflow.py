@@ -299,7 +299,7 @@ def test_conda_envs_list_what_their_scripts_import_pinned_to_the_venv():
 
 def test_import_scan_follows_ppaudit():
     # The plotting script reaches the numerical core through `import ppaudit...`.
-    script = REPO / "workflow" / "scripts" / "plot_rdp_vs_order.py"
+    script = REPO / "workflow" / "scripts" / "plot_chadha_fig2.py"
     assert {"matplotlib", "pandas", "numpy", "scipy", "statsmodels"} <= third_party_imports(script)
 
 

@@ -39,7 +39,7 @@ def test_figures_written(tiny_run):
         assert base.with_suffix(".csv").stat().st_size > 0
     assert (tiny_run / "logs" / "train_wang_teachers" / "mnist.log").stat().st_size > 0
     # one script per rule (workflow/scripts/<rule>.py), each logging to logs/<rule>/
-    for rule, name in (("plot_wang_fig6", "fig6"), ("plot_wang_fig1", "fig1"), ("attack_adult_histograms", "adult"), ("attack_wang_histograms", "mnist")):
+    for rule, name in (("plot_wang_error_per_sigma", "fig6"), ("plot_wang_fig1", "fig1"), ("attack_adult_histograms", "adult"), ("attack_wang_histograms", "mnist")):
         assert (tiny_run / "logs" / rule / f"{name}.log").exists(), rule
     assert (tiny_run / "benchmarks" / "train_wang_teachers" / "mnist.tsv").exists()
 

@@ -7,9 +7,9 @@
 # Snakefile. Checks that deserve a test live in ppaudit.workflow (config_checks, registry).
 #
 # Sections: config · figure registry · synthetic (Chadha Figs. 2, 6) · Chadha et al. 2024
-# private prediction (shared by PATE/CaPC, PromptPATE, Private-kNN) · PromptPATE · label DP
-# (observational paper, Malek et al. 2021) · Wang et al. 2022 · report (paper comparison).
-# Still in their own files (to be merged here): pate_capc_common.smk, knn_common.smk.
+# private prediction (shared by PATE/CaPC, PromptPATE, Private-kNN) · PATE/CaPC · Private-kNN
+# · PromptPATE · label DP (observational paper, Malek et al. 2021) · Wang et al. 2022 ·
+# report (paper comparison).
 
 import math
 import os
@@ -19,6 +19,8 @@ import jsonschema
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from ppaudit.experiments.private_knn import KNN_ENCODER_MODALITY, KNN_MODALITY
+from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
 from ppaudit.workflow import load_registry
 from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, check_config, config_value
 
@@ -118,35 +120,14 @@ wildcard_constraints:
     experiment="|".join(SYNTHETIC_EXPERIMENTS),
 
 
-# synthetic_settings() / synthetic_pair() remain for synthetic.smk until it reads
-# get_config("chadha2024", "synthetic", ...) directly.
-def synthetic_settings():
-    """Monte Carlo settings shared by the synthetic experiments (chadha2024.synthetic)."""
-    return get_config("chadha2024", "synthetic")
+def synthetic_figure_title(experiment):
+    """Axes title of a synthetic figure (ppaudit.plots.chadha.synthetic_title)."""
+    from ppaudit.plots.chadha import synthetic_title
 
-
-def synthetic_pair(experiment):
-    """The histogram pair, σ and curves of one synthetic experiment."""
-    return get_config("chadha2024", "synthetic", experiment)
-
-
-def _compact_number(x):
-    """100000000 -> '10^8', 12345 -> '12345', 2.0 -> '2'."""
-    x = float(x)
-    if x >= 1000 and x == 10 ** round(math.log10(x)):
-        return f"10^{round(math.log10(x))}"
-    return f"{x:g}"
-
-
-def synthetic_title(experiment):
-    """Axes title of a synthetic figure: histograms, σ, T and the sampling mode."""
-    pair, settings = synthetic_pair(experiment), synthetic_settings()
-    hist = lambda h: "[" + ", ".join(f"{v:g}" for v in h) + "]"
-    return (
-        f"{SYNTHETIC_FIGURE_LABELS[experiment]}: noisy argmax, "
-        f"$H_S$ = {hist(pair['h_s'])} vs $H_{{S'}}$ = {hist(pair['h_s_prime'])}\n"
-        f"σ = {pair['sigma']:g}, T = ${_compact_number(settings['trials'])}$ trials per histogram "
-        f"({settings['mode']} mode), {settings['confidence']:g} confidence"
+    return synthetic_title(
+        SYNTHETIC_FIGURE_LABELS[experiment],
+        get_config("chadha2024", "synthetic", experiment),
+        get_config("chadha2024", "synthetic"),
     )
 
 
@@ -211,7 +192,8 @@ def check_figure_registry():
 # the columns of ppaudit.experiments.private_prediction); findings parts:
 # results/tables/findings/{algo}.csv (columns of ppaudit.experiments.pate_capc_findings).
 
-# The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five.
+# The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five
+# (KNN_ADVERSARY_LABELS, from ppaudit.plots.knn).
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
 ADVERSARY_LABELS = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ", "pois-natq": "Pois-NatQ"}
 
@@ -242,6 +224,18 @@ def chadha_findings_parts():
     return list(CHADHA_FINDINGS_PARTS)
 
 
+def get_audit_summaries(wildcards):
+    """Input function of collect_summaries: every composed audit summary of one algorithm
+    (pate, capc: compose_audit; knn: compose_knn_audit), all datasets and adversaries."""
+    if wildcards.algo == "knn":
+        return [f"{knn_audit_dir(ds, adv)}/summary.csv" for ds in get_config(*KNN, "datasets") for adv in KNN_ADVERSARY_LABELS]
+    return [
+        f"{pate_capc_audit_dir(wildcards.algo, ds, adv)}/summary.csv"
+        for ds in get_config(*PATE_CAPC, "datasets")
+        for adv in ADVERSARIES
+    ]
+
+
 def epsilon_floor_of(*section):
     """ε of an all-zero RDP curve at the orders and δ of a config section (an audit that
     found nothing), e.g. ``epsilon_floor_of("chadha2024", "promptpate")``."""
@@ -266,6 +260,147 @@ def get_dataset_marker(*section):
         return []
 
     return marker
+
+
+# --- PATE and CaPC (Chadha et al. 2024, §5.1–5.2, §5.4, App. D.1, E.1–E.2) -----------------
+# Rules: workflow/rules/pate_capc.smk. Paths share the prefix P = {algo}/{dataset}/{model}/seed{seed}:
+#   results/queries/{dataset}/seed{seed}.npz                  query set (test-set indices)
+#   results/votes/P/votes_S.npz                               teachers of S, N_g instantiations
+#   results/canaries/P/{adversary}.npz                        candidate canaries
+#   results/votes/P/{adversary}/votes_S_prime.npz             canary-holding teacher
+#   results/fits/P/{adversary}.npz                            P_q, P'_q (MLE)
+#   results/audits/P/{adversary}/sigma{sigma}/per_query.csv   per-query RDP (audits, exact, theory)
+#   results/audits/P/{adversary}/sigma{sigma}/{rdp,eps,summary}.csv  composed, ε at δ, worst/average
+#   results/chadha2024/private_prediction/{algo}/summary.csv  every summary of one algorithm
+#   results/tables/findings/{algo}.csv                        the paper's orderings, checked
+
+PATE_CAPC = ("chadha2024", "pate_capc")  # its config section: get_config(*PATE_CAPC, key)
+PATE_CAPC_ALGOS = ("pate", "capc")
+
+# Appendix figures (App. E.1–E.2): figure -> (algorithm, adversary, case).
+PATE_CAPC_APPENDIX_FIGURES = {
+    "fig7": ("pate", "nat-advq", "worst"),
+    "fig8": ("pate", "nat-advq", "average"),
+    "fig9": ("pate", "pois-advq", "worst"),
+    "fig10": ("pate", "pois-advq", "average"),
+    "fig11": ("pate", "pois-natq", "worst"),
+    "fig12": ("capc", "nat-advq", "worst"),
+    "fig13": ("capc", "nat-advq", "average"),
+    "fig14": ("capc", "pois-advq", "worst"),
+    "fig15": ("capc", "pois-advq", "average"),
+    "fig16": ("capc", "pois-natq", "worst"),
+}
+
+# Rule-level wildcard constraints of the PATE/CaPC rules ({dataset} means other things elsewhere).
+PATE_CAPC_WILDCARDS = dict(
+    algo="|".join(PATE_CAPC_ALGOS),
+    dataset="[a-z0-9-]+",
+    model="logreg|mlp|lenet5|wrn16-4",
+    seed=r"\d+",
+    adversary="|".join(ADVERSARIES),
+    sigma=r"[0-9.e+-]+",
+)
+
+
+def pate_capc_sigma(dataset):
+    """σ of a dataset as written in paths (sigma40, sigma2.5)."""
+    return f"{float(get_config(*PATE_CAPC, 'dataset_settings', dataset, 'sigma')):g}"
+
+
+def pate_capc_prefix(algo, dataset):
+    """{algo}/{dataset}/{model}/seed{seed} for the configured model and seed."""
+    return f"{algo}/{dataset}/{get_config(*PATE_CAPC, 'dataset_settings', dataset, 'model')}/seed{get_config('seed')}"
+
+
+def pate_capc_audit_dir(algo, dataset, adversary):
+    return f"results/audits/{pate_capc_prefix(algo, dataset)}/{adversary}/sigma{pate_capc_sigma(dataset)}"
+
+
+def get_teacher_params(wildcards):
+    """Teacher hyper-parameters of a rule's {model} (chadha2024.pate_capc.teacher_params.<model>;
+    keys left at null take ppaudit.models.teachers.DEFAULT_PARAMS) plus the determinism and
+    batching switches of the section."""
+    params = get_config(*PATE_CAPC, "teacher_params").get(wildcards.model, {})
+    return {
+        **{k: v for k, v in params.items() if v is not None},
+        "deterministic": get_config(*PATE_CAPC, "deterministic"),
+        "batch_teachers": get_config(*PATE_CAPC, "batch_teachers"),
+    }
+
+
+def pate_capc_appendix_title(fig):
+    """Axes title of one of Figs. 7–16."""
+    algo, adv, case = PATE_CAPC_APPENDIX_FIGURES[fig]
+    return f"Fig. {fig[3:]}: {'PATE' if algo == 'pate' else 'CaPC'}, {case} case for the {ADVERSARY_LABELS[adv]} adversary"
+
+
+# --- Private-kNN (Chadha et al. 2024, §6, App. D.3, E.4) -------------------------------------
+# Rules: workflow/rules/features.smk (encoders), workflow/rules/knn.smk (audit). Dataset and
+# encoder modalities: ppaudit.experiments.private_knn (KNN_MODALITY, KNN_ENCODER_MODALITY);
+# adversaries and their labels: ppaudit.plots.knn.KNN_ADVERSARY_LABELS.
+# Paths share the prefix K = {dataset}/{encoder}/seed{seed}:
+#   results/features/K/{train,test}.npy             encoder features (float32, one row per point)
+#   results/features/K/labels.npz                   labels of the train / test subsets
+#   resources/features/{dataset}/{encoder}/*.npy    the library's feature cache (reused across runs)
+#   results/knn/K/setup.npz                         query set, exact neighbours, P_q and P^k_q
+#   results/knn/K/crafted/{adversary}.npz           candidate canaries / poisons and their ν per query
+#   results/knn/K/{adversary}/sigma{sigma}/per_query.csv        per-query RDP (audits, exact, theory)
+#   results/knn/K/{adversary}/sigma{sigma}/{rdp,eps,summary}.csv  composed, ε at δ, worst/average
+#   results/chadha2024/private_prediction/knn/summary.csv       every summary of the kNN audit
+#   results/tables/findings/knn.csv                             the paper's claims (§6), checked
+
+KNN = ("chadha2024", "knn")  # its config section: get_config(*KNN, key)
+
+# Appendix figures (App. E.4): figure -> (adversary, case).
+KNN_APPENDIX_FIGURES = {
+    "fig25": ("nat-advq", "worst"),
+    "fig26": ("nat-advq", "average"),
+    "fig27": ("pois-advq", "worst"),
+    "fig28": ("pois-advq", "average"),
+    "fig29": ("pois-natq-embedding", "worst"),
+    "fig30": ("pois-natq-train", "worst"),
+    "fig31": ("pois-natq-test", "worst"),
+}
+
+# Rule-level wildcard constraints of the feature and kNN rules.
+KNN_WILDCARDS = dict(
+    dataset="|".join(KNN_MODALITY),
+    encoder="|".join(KNN_ENCODER_MODALITY),
+    seed=r"\d+",
+    adversary="|".join(KNN_ADVERSARY_LABELS),
+    sigma=r"[0-9.e+-]+",
+)
+
+
+def get_knn_advq_candidates(wildcards):
+    """AdvQ candidates of a dataset: its own setting ("all" → None = every query), else the global one."""
+    n = get_config(*KNN, "dataset_settings", wildcards.dataset, "advq_candidates")
+    if n is None:
+        return get_config(*KNN, "advq_candidates")
+    return None if n == "all" else n
+
+
+def knn_sigma(dataset):
+    """σ as written in paths: the dataset's own, else the paper's per modality (App. D.3)."""
+    s = get_config(*KNN, "dataset_settings", dataset, "sigma")
+    if s is None:
+        s = get_config(*KNN, "sigma", KNN_MODALITY[dataset])
+    return f"{float(s):g}"
+
+
+def knn_prefix(dataset):
+    """{dataset}/{encoder}/seed{seed} for the configured encoder and seed."""
+    return f"{dataset}/{get_config(*KNN, 'dataset_settings', dataset, 'encoder')}/seed{get_config('seed')}"
+
+
+def knn_audit_dir(dataset, adversary):
+    return f"results/knn/{knn_prefix(dataset)}/{adversary}/sigma{knn_sigma(dataset)}"
+
+
+def knn_appendix_title(fig):
+    """Axes title of one of Figs. 25–31."""
+    adv, case = KNN_APPENDIX_FIGURES[fig]
+    return f"Fig. {fig[3:]}: Private-kNN, {case} case for the {KNN_ADVERSARY_LABELS[adv]} adversary"
 
 
 # --- PromptPATE (Chadha et al. 2024, §5.3–5.4, App. D.2, E.3) -----------------------------
@@ -537,11 +672,11 @@ def wang_pate_defence_inputs():
     its panel dataset: the defence measured on fitted vote models (rule audit_wang_caching_pate)."""
     algo = get_config("wang2022", "defence", "pate", "algo")
     ds = panel_dataset("chadha2024", "pate_capc")
-    prefix = pc_prefix(algo, ds)
+    prefix = pate_capc_prefix(algo, ds)
     return {
         "fits": [f"results/fits/{prefix}/{adv}.npz" for adv in WANG_DEFENCE_ADVERSARIES],
         "canaries": [f"results/canaries/{prefix}/{adv}.npz" for adv in WANG_DEFENCE_ADVERSARIES],
-        "rdp": [f"{pc_audit_dir(algo, ds, adv)}/rdp.csv" for adv in WANG_DEFENCE_ADVERSARIES],
+        "rdp": [f"{pate_capc_audit_dir(algo, ds, adv)}/rdp.csv" for adv in WANG_DEFENCE_ADVERSARIES],
     }
 
 

@@ -4,15 +4,9 @@
 # (k = 200, γ = 0.2, σ = 30 image / 20 text) next to the exact RDP of the model and the
 # data-independent subsampled-Gaussian theory → composition over the n_Q queries, ε at δ
 # → Fig. 5, Figs. 25–31 and the kNN rows of the findings table.
-# Paths and helpers: workflow/rules/knn_common.smk.
-
-KNN_WILDCARDS = dict(
-    dataset="|".join(KNN_MODALITY),
-    encoder="|".join(KNN_ENCODER_MODALITY),
-    seed=r"\d+",
-    adversary="|".join(KNN_ADVERSARY_NAMES),
-    sigma=r"[0-9.e+-]+",
-)
+# Paths, constants and helpers: the Private-kNN section of workflow/rules/common.smk.
+# Config: chadha2024.knn (get_config(*KNN, key)). The summaries are collected by rule
+# collect_summaries (algo=knn, workflow/rules/pate_capc.smk).
 
 
 rule build_knn_setup:
@@ -23,9 +17,9 @@ rule build_knn_setup:
     output:
         setup="results/knn/{dataset}/{encoder}/seed{seed}/setup.npz",
     params:
-        k=knn_config()["k"],
-        gamma=knn_config()["gamma"],
-        num_queries=knn_config()["num_queries"],
+        k=get_config(*KNN, "k"),
+        gamma=get_config(*KNN, "gamma"),
+        num_queries=get_config(*KNN, "num_queries"),
         seed=lambda wildcards: int(wildcards.seed),
     wildcard_constraints:
         **KNN_WILDCARDS,
@@ -40,7 +34,7 @@ rule build_knn_setup:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/knn_build_setup.py"
+        "../scripts/build_knn_setup.py"
 
 
 rule craft_knn_adversary:
@@ -52,11 +46,11 @@ rule craft_knn_adversary:
     output:
         crafted="results/knn/{dataset}/{encoder}/seed{seed}/crafted/{adversary}.npz",
     params:
-        num_queries=knn_config()["num_queries"],
-        advq_candidates=lambda wildcards: knn_advq_candidates(wildcards.dataset),
-        candidate_selection=knn_config()["candidate_selection"],
-        natq_candidates=knn_config()["natq_candidates"],
-        s_grid=knn_config()["s_grid"],
+        num_queries=get_config(*KNN, "num_queries"),
+        advq_candidates=get_knn_advq_candidates,
+        candidate_selection=get_config(*KNN, "candidate_selection"),
+        natq_candidates=get_config(*KNN, "natq_candidates"),
+        s_grid=get_config(*KNN, "s_grid"),
     wildcard_constraints:
         **KNN_WILDCARDS,
     log:
@@ -70,7 +64,7 @@ rule craft_knn_adversary:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/knn_craft_adversary.py"
+        "../scripts/craft_knn_adversary.py"
 
 
 rule audit_knn:
@@ -80,17 +74,17 @@ rule audit_knn:
         per_query="results/knn/{dataset}/{encoder}/seed{seed}/{adversary}/sigma{sigma}/per_query.csv",
     params:
         sigma=lambda wildcards: float(wildcards.sigma),
-        gamma=knn_config()["gamma"],
-        trials=knn_config()["trials"],
-        sample_trials=lambda wildcards: knn_config()["sample_trials_advq" if wildcards.adversary.endswith("advq") else "sample_trials_natq"],
-        orders=knn_config()["orders"],
-        confidence=knn_config()["confidence"],
-        min_nu=knn_config()["min_nu"],
-        bonferroni=knn_config()["bonferroni"],
-        exact=knn_config()["exact"],
-        exact_draws=knn_config()["exact_draws"],
-        max_support=knn_config()["max_support"],
-        audit_device=knn_config()["audit_device"],
+        gamma=get_config(*KNN, "gamma"),
+        trials=get_config(*KNN, "trials"),
+        sample_trials=lambda wildcards: get_config(*KNN, "sample_trials_advq" if wildcards.adversary.endswith("advq") else "sample_trials_natq"),
+        orders=get_config(*KNN, "orders"),
+        confidence=get_config(*KNN, "confidence"),
+        min_nu=get_config(*KNN, "min_nu"),
+        bonferroni=get_config(*KNN, "bonferroni"),
+        exact=get_config(*KNN, "exact"),
+        exact_draws=get_config(*KNN, "exact_draws"),
+        max_support=get_config(*KNN, "max_support"),
+        audit_device=get_config(*KNN, "audit_device"),
         seed=lambda wildcards: int(wildcards.seed),
     wildcard_constraints:
         **KNN_WILDCARDS,
@@ -105,7 +99,7 @@ rule audit_knn:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/knn_audit.py"
+        "../scripts/audit_knn.py"
 
 
 rule compose_knn_audit:
@@ -116,13 +110,13 @@ rule compose_knn_audit:
         eps="results/knn/{dataset}/{encoder}/seed{seed}/{adversary}/sigma{sigma}/eps.csv",
         summary="results/knn/{dataset}/{encoder}/seed{seed}/{adversary}/sigma{sigma}/summary.csv",
     params:
-        delta=knn_config()["delta"],
-        k=knn_config()["k"],
-        gamma=knn_config()["gamma"],
-        trials=knn_config()["trials"],
-        num_queries=knn_config()["num_queries"],
-        source=knn_config()["source"],
-        floor=knn_epsilon_floor(),
+        delta=get_config(*KNN, "delta"),
+        k=get_config(*KNN, "k"),
+        gamma=get_config(*KNN, "gamma"),
+        trials=get_config(*KNN, "trials"),
+        num_queries=get_config(*KNN, "num_queries"),
+        source=get_config(*KNN, "source"),
+        floor=epsilon_floor_of(*KNN),
     wildcard_constraints:
         **KNN_WILDCARDS,
     log:
@@ -133,23 +127,7 @@ rule compose_knn_audit:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/knn_compose_audit.py"
-
-
-rule collect_knn_summaries:
-    input:
-        knn_summaries(),
-    output:
-        summary="results/chadha2024/private_prediction/knn/summary.csv",
-    log:
-        "logs/collect_knn_summaries/knn.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/audit.yaml"
-    script:
-        "../scripts/pate_capc_collect_summaries.py"
+        "../scripts/compose_knn_audit.py"
 
 
 rule tabulate_knn_findings:
@@ -158,7 +136,7 @@ rule tabulate_knn_findings:
     output:
         findings="results/tables/findings/knn.csv",
     params:
-        floor=knn_epsilon_floor(),
+        floor=epsilon_floor_of(*KNN),
     log:
         "logs/tabulate_knn_findings/knn.log",
     resources:
@@ -167,7 +145,7 @@ rule tabulate_knn_findings:
     conda:
         "../../envs/features.yaml"
     script:
-        "../scripts/knn_tabulate_findings.py"
+        "../scripts/tabulate_knn_findings.py"
 
 
 rule plot_chadha_fig5:
@@ -176,7 +154,7 @@ rule plot_chadha_fig5:
     output:
         **figure_outputs("plot_chadha_fig5"),
     params:
-        floor=knn_epsilon_floor(),
+        floor=epsilon_floor_of(*KNN),
         labels=KNN_ADVERSARY_LABELS,
         title="Fig. 5: Private-kNN (worst case)",
     log:
@@ -187,21 +165,21 @@ rule plot_chadha_fig5:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/knn_plot_fig5.py"
+        "../scripts/plot_chadha_fig5.py"
 
 
 rule plot_chadha_knn_appendix:
     input:
         summary="results/chadha2024/private_prediction/knn/summary.csv",
-        rdp=lambda wildcards: f"{knn_audit_dir(knn_panel_dataset(), KNN_APPENDIX_FIGURES[wildcards.knnfig][0])}/rdp.csv",
+        rdp=lambda wildcards: f"{knn_audit_dir(panel_dataset(*KNN), KNN_APPENDIX_FIGURES[wildcards.knnfig][0])}/rdp.csv",
     output:
         **figure_outputs("plot_chadha_knn_appendix"),
     params:
         adversary=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][0],
         case=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][1],
-        panel_dataset=knn_panel_dataset(),
-        floor=knn_epsilon_floor(),
-        title=lambda wildcards: f"Fig. {wildcards.knnfig[3:]}: {knn_appendix_caption(wildcards.knnfig)}",
+        panel_dataset=panel_dataset(*KNN),
+        floor=epsilon_floor_of(*KNN),
+        title=lambda wildcards: knn_appendix_title(wildcards.knnfig),
     wildcard_constraints:
         knnfig="|".join(KNN_APPENDIX_FIGURES),
     log:
@@ -212,4 +190,4 @@ rule plot_chadha_knn_appendix:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/knn_plot_appendix.py"
+        "../scripts/plot_chadha_knn_appendix.py"

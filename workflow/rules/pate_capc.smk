@@ -2,31 +2,22 @@
 # dataset → query set → teachers of S (N_g instantiations) → candidate canaries → the
 # canary-holding teacher → parametric fit (P_q, P'_q) → Monte Carlo audit of the noisy
 # argmax per query → composition over the queries, ε at δ → Figs. 3, 4, 7–16 and the
-# findings table. Paths and helpers: workflow/rules/pate_capc_common.smk.
-
-
-PC_WILDCARDS = dict(
-    algo="pate|capc",
-    dataset="[a-z0-9-]+",
-    model="logreg|mlp|lenet5|wrn16-4",
-    seed=r"\d+",
-    adversary="nat-advq|pois-advq|pois-natq",
-    sigma=r"[0-9.e+-]+",
-)
+# findings table. Paths, constants and helpers: the PATE/CaPC section of
+# workflow/rules/common.smk. Config: chadha2024.pate_capc (get_config(*PATE_CAPC, key)).
 
 
 rule select_queries:
     input:
-        pc_dataset_inputs,
+        get_dataset_marker(*PATE_CAPC),
     output:
         queries="results/queries/{dataset}/seed{seed}.npz",
     params:
-        num_queries=pc_config()["num_queries"],
-        source=pc_config()["source"],
+        num_queries=get_config(*PATE_CAPC, "num_queries"),
+        source=get_config(*PATE_CAPC, "source"),
         root="resources/datasets",
-        seed=config["seed"],
+        seed=get_config("seed"),
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/select_queries/{dataset}/seed{seed}.log",
     resources:
@@ -35,28 +26,28 @@ rule select_queries:
     conda:
         "../../envs/teachers.yaml"
     script:
-        "../scripts/pate_capc_select_queries.py"
+        "../scripts/select_queries.py"
 
 
 rule train_teachers:
     input:
-        pc_dataset_inputs,
+        get_dataset_marker(*PATE_CAPC),
         queries="results/queries/{dataset}/seed{seed}.npz",
     output:
         votes="results/votes/{algo}/{dataset}/{model}/seed{seed}/votes_S.npz",
     params:
-        num_teachers=lambda wildcards: pc_dataset(wildcards.dataset)["num_teachers"],
-        num_instantiations=lambda wildcards: pc_instantiations(wildcards.algo),
-        teacher_params=lambda wildcards: {**pc_teacher_params(wildcards.model), "deterministic": pc_config()["deterministic"], "batch_teachers": pc_config()["batch_teachers"]},
-        source=pc_config()["source"],
+        num_teachers=lambda wildcards: get_config(*PATE_CAPC, "dataset_settings", wildcards.dataset, "num_teachers"),
+        num_instantiations=lambda wildcards: get_config(*PATE_CAPC, "num_instantiations", wildcards.algo),
+        teacher_params=get_teacher_params,
+        source=get_config(*PATE_CAPC, "source"),
         root="resources/datasets",
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/train_teachers/{algo}/{dataset}/{model}/seed{seed}.log",
     benchmark:
         "benchmarks/train_teachers/{algo}/{dataset}/{model}/seed{seed}.tsv"
-    threads: pc_config()["threads"]
+    threads: get_config(*PATE_CAPC, "threads")
     resources:
         mem_mb=8000,
         runtime=240,
@@ -64,7 +55,7 @@ rule train_teachers:
     conda:
         "../../envs/teachers.yaml"
     script:
-        "../scripts/pate_capc_train_teachers.py"
+        "../scripts/train_teachers.py"
 
 
 rule craft_canaries:
@@ -74,11 +65,11 @@ rule craft_canaries:
     output:
         canaries="results/canaries/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
     params:
-        num_candidates=lambda wildcards: pc_config()["candidates"][wildcards.adversary],
-        selection=pc_config()["candidate_selection"],
-        num_queries=pc_config()["num_queries"],
+        num_candidates=lambda wildcards: get_config(*PATE_CAPC, "candidates", wildcards.adversary),
+        selection=get_config(*PATE_CAPC, "candidate_selection"),
+        num_queries=get_config(*PATE_CAPC, "num_queries"),
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/craft_canaries/{algo}/{dataset}/{model}/seed{seed}/{adversary}.log",
     resources:
@@ -87,29 +78,29 @@ rule craft_canaries:
     conda:
         "../../envs/teachers.yaml"
     script:
-        "../scripts/pate_capc_craft_canaries.py"
+        "../scripts/craft_canaries.py"
 
 
 rule train_canary_teachers:
     input:
-        pc_dataset_inputs,
+        get_dataset_marker(*PATE_CAPC),
         queries="results/queries/{dataset}/seed{seed}.npz",
         canaries="results/canaries/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
     output:
         votes="results/votes/{algo}/{dataset}/{model}/seed{seed}/{adversary}/votes_S_prime.npz",
     params:
-        num_teachers=lambda wildcards: pc_dataset(wildcards.dataset)["num_teachers"],
-        num_instantiations=pc_config()["canary_instantiations"],
-        teacher_params=lambda wildcards: {**pc_teacher_params(wildcards.model), "deterministic": pc_config()["deterministic"], "batch_teachers": pc_config()["batch_teachers"]},
-        source=pc_config()["source"],
+        num_teachers=lambda wildcards: get_config(*PATE_CAPC, "dataset_settings", wildcards.dataset, "num_teachers"),
+        num_instantiations=get_config(*PATE_CAPC, "canary_instantiations"),
+        teacher_params=get_teacher_params,
+        source=get_config(*PATE_CAPC, "source"),
         root="resources/datasets",
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/train_canary_teachers/{algo}/{dataset}/{model}/seed{seed}/{adversary}.log",
     benchmark:
         "benchmarks/train_canary_teachers/{algo}/{dataset}/{model}/seed{seed}/{adversary}.tsv"
-    threads: pc_config()["threads"]
+    threads: get_config(*PATE_CAPC, "threads")
     resources:
         mem_mb=8000,
         runtime=240,
@@ -117,7 +108,7 @@ rule train_canary_teachers:
     conda:
         "../../envs/teachers.yaml"
     script:
-        "../scripts/pate_capc_train_canary_teachers.py"
+        "../scripts/train_canary_teachers.py"
 
 
 rule fit_vote_model:
@@ -127,10 +118,10 @@ rule fit_vote_model:
     output:
         fit="results/fits/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
     params:
-        smoothing=pc_config()["smoothing"],
-        procedure=pc_config()["fit_procedure"],
+        smoothing=get_config(*PATE_CAPC, "smoothing"),
+        procedure=get_config(*PATE_CAPC, "fit_procedure"),
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/fit_vote_model/{algo}/{dataset}/{model}/seed{seed}/{adversary}.log",
     resources:
@@ -139,7 +130,7 @@ rule fit_vote_model:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_fit_vote_model.py"
+        "../scripts/fit_vote_model.py"
 
 
 rule audit_noisy_argmax:
@@ -150,22 +141,22 @@ rule audit_noisy_argmax:
         per_query="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/per_query.csv",
     params:
         sigma=lambda wildcards: float(wildcards.sigma),
-        trials=pc_config()["trials"],
-        sample_trials=pc_config()["sample_trials"],
-        orders=pc_config()["orders"],
-        confidence=pc_config()["confidence"],
-        count_mode=pc_config()["count_mode"],
-        exact=pc_config()["exact"],
-        bonferroni=pc_config()["bonferroni"],
-        transcript=pc_config()["transcript"],
-        transcript_max_work=pc_config()["transcript_max_work"],
-        transcript_mc_draws=pc_config()["transcript_mc_draws"],
-        transcript_trials=pc_config()["transcript_trials"],
-        delta=pc_config()["delta"],
-        audit_device=pc_config()["audit_device"],
-        seed=config["seed"],
+        trials=get_config(*PATE_CAPC, "trials"),
+        sample_trials=get_config(*PATE_CAPC, "sample_trials"),
+        orders=get_config(*PATE_CAPC, "orders"),
+        confidence=get_config(*PATE_CAPC, "confidence"),
+        count_mode=get_config(*PATE_CAPC, "count_mode"),
+        exact=get_config(*PATE_CAPC, "exact"),
+        bonferroni=get_config(*PATE_CAPC, "bonferroni"),
+        transcript=get_config(*PATE_CAPC, "transcript"),
+        transcript_max_work=get_config(*PATE_CAPC, "transcript_max_work"),
+        transcript_mc_draws=get_config(*PATE_CAPC, "transcript_mc_draws"),
+        transcript_trials=get_config(*PATE_CAPC, "transcript_trials"),
+        delta=get_config(*PATE_CAPC, "delta"),
+        audit_device=get_config(*PATE_CAPC, "audit_device"),
+        seed=get_config("seed"),
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/audit_noisy_argmax/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}.log",
     benchmark:
@@ -177,7 +168,7 @@ rule audit_noisy_argmax:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_audit_noisy_argmax.py"
+        "../scripts/audit_noisy_argmax.py"
 
 
 rule compose_audit:
@@ -188,14 +179,14 @@ rule compose_audit:
         eps="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/eps.csv",
         summary="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/summary.csv",
     params:
-        delta=pc_config()["delta"],
-        num_teachers=lambda wildcards: pc_dataset(wildcards.dataset)["num_teachers"],
-        trials=pc_config()["trials"],
-        num_queries=pc_config()["num_queries"],
-        source=pc_config()["source"],
-        floor=pc_epsilon_floor(),
+        delta=get_config(*PATE_CAPC, "delta"),
+        num_teachers=lambda wildcards: get_config(*PATE_CAPC, "dataset_settings", wildcards.dataset, "num_teachers"),
+        trials=get_config(*PATE_CAPC, "trials"),
+        num_queries=get_config(*PATE_CAPC, "num_queries"),
+        source=get_config(*PATE_CAPC, "source"),
+        floor=epsilon_floor_of(*PATE_CAPC),
     wildcard_constraints:
-        **PC_WILDCARDS,
+        **PATE_CAPC_WILDCARDS,
     log:
         "logs/compose_audit/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}.log",
     resources:
@@ -204,16 +195,16 @@ rule compose_audit:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_compose_audit.py"
+        "../scripts/compose_audit.py"
 
 
 rule collect_summaries:
     input:
-        pc_algo_summaries,
+        get_audit_summaries,
     output:
         summary="results/chadha2024/private_prediction/{algo}/summary.csv",
     wildcard_constraints:
-        algo="pate|capc",
+        algo="pate|capc|knn",
     log:
         "logs/collect_summaries/{algo}.log",
     resources:
@@ -222,7 +213,7 @@ rule collect_summaries:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_collect_summaries.py"
+        "../scripts/collect_summaries.py"
 
 
 rule tabulate_findings:
@@ -235,10 +226,10 @@ rule tabulate_findings:
     output:
         findings="results/tables/findings/{algo}.csv",
     params:
-        floor=pc_epsilon_floor(),
+        floor=epsilon_floor_of(*PATE_CAPC),
         other_algo=lambda wildcards: "pate" if wildcards.algo == "capc" else "",
     wildcard_constraints:
-        algo="pate|capc",
+        algo="|".join(PATE_CAPC_ALGOS),
     log:
         "logs/tabulate_findings/{algo}.log",
     resources:
@@ -247,7 +238,7 @@ rule tabulate_findings:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_tabulate_findings.py"
+        "../scripts/tabulate_findings.py"
 
 
 rule concat_findings:
@@ -263,7 +254,7 @@ rule concat_findings:
     conda:
         "../../envs/audit.yaml"
     script:
-        "../scripts/pate_capc_concat_findings.py"
+        "../scripts/concat_findings.py"
 
 
 rule plot_chadha_fig34:
@@ -273,7 +264,7 @@ rule plot_chadha_fig34:
         **figure_outputs("plot_chadha_fig34"),
     params:
         adversaries=lambda wildcards: ["nat-advq", "pois-advq"] if wildcards.fig34 == "fig3" else ["pois-natq"],
-        floor=pc_epsilon_floor(),
+        floor=epsilon_floor_of(*PATE_CAPC),
         title=lambda wildcards: (
             "Fig. 3: adversarial queries (worst case)" if wildcards.fig34 == "fig3" else "Fig. 4: Pois-NatQ (worst case)"
         ),
@@ -287,24 +278,28 @@ rule plot_chadha_fig34:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/pate_capc_plot_fig34.py"
+        "../scripts/plot_chadha_fig34.py"
 
 
 rule plot_chadha_appendix:
     input:
-        summary=lambda wildcards: f"results/chadha2024/private_prediction/{PC_APPENDIX_FIGURES[wildcards.appfig][0]}/summary.csv",
-        rdp=lambda wildcards: f"{pc_audit_dir(PC_APPENDIX_FIGURES[wildcards.appfig][0], pc_panel_dataset(), PC_APPENDIX_FIGURES[wildcards.appfig][1])}/rdp.csv",
+        summary=lambda wildcards: algo_summary(PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0]),
+        rdp=lambda wildcards: "{}/rdp.csv".format(
+            pate_capc_audit_dir(
+                PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0], panel_dataset(*PATE_CAPC), PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][1]
+            )
+        ),
     output:
         **figure_outputs("plot_chadha_appendix"),
     params:
-        algo=lambda wildcards: PC_APPENDIX_FIGURES[wildcards.appfig][0],
-        adversary=lambda wildcards: PC_APPENDIX_FIGURES[wildcards.appfig][1],
-        case=lambda wildcards: PC_APPENDIX_FIGURES[wildcards.appfig][2],
-        panel_dataset=pc_panel_dataset(),
-        floor=pc_epsilon_floor(),
-        title=lambda wildcards: f"Fig. {wildcards.appfig[3:]}: {pc_appendix_caption(wildcards.appfig)}",
+        algo=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0],
+        adversary=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][1],
+        case=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][2],
+        panel_dataset=panel_dataset(*PATE_CAPC),
+        floor=epsilon_floor_of(*PATE_CAPC),
+        title=lambda wildcards: pate_capc_appendix_title(wildcards.appfig),
     wildcard_constraints:
-        appfig="|".join(PC_APPENDIX_FIGURES),
+        appfig="|".join(PATE_CAPC_APPENDIX_FIGURES),
     log:
         "logs/plot_chadha_appendix/{appfig}.log",
     resources:
@@ -313,4 +308,4 @@ rule plot_chadha_appendix:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/pate_capc_plot_appendix.py"
+        "../scripts/plot_chadha_appendix.py"

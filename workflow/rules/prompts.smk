@@ -147,7 +147,7 @@ rule tabulate_promptpate_findings:
         mem_mb=1000,
         runtime=10,
     conda:
-        "../../envs/audit.yaml"
+        "../../envs/llm.yaml"  # reads the PromptPATE votes (ppaudit.mechanisms.promptpate)
     script:
         "../scripts/tabulate_promptpate_findings.py"
 

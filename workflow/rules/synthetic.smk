@@ -1,6 +1,7 @@
 # Chadha et al. 2024, noisy argmax on fixed synthetic histogram pairs:
 # Fig. 2 (§4.2: exact RDP, data-dependent and data-independent theory, 2-cut audit) and
 # Fig. 6 (App. B: every audit method). One audit job per figure, one plot job per figure.
+# Config: chadha2024.synthetic (get_config); titles: ppaudit.plots.chadha.synthetic_title.
 #
 #   results/chadha2024/synthetic/{experiment}.csv          order + one column per curve
 #   results/chadha2024/synthetic/{experiment}.counts.json  the Monte Carlo counts + settings
@@ -12,18 +13,18 @@ rule audit_synthetic_pair:
         table="results/chadha2024/synthetic/{experiment}.csv",
         counts="results/chadha2024/synthetic/{experiment}.counts.json",
     params:
-        h_s=lambda wildcards: synthetic_pair(wildcards.experiment)["h_s"],
-        h_s_prime=lambda wildcards: synthetic_pair(wildcards.experiment)["h_s_prime"],
-        sigma=lambda wildcards: synthetic_pair(wildcards.experiment)["sigma"],
-        methods=lambda wildcards: synthetic_pair(wildcards.experiment)["methods"],
-        trials=synthetic_settings()["trials"],
-        orders=synthetic_settings()["orders"],
-        confidence=synthetic_settings()["confidence"],
-        mode=synthetic_settings()["mode"],
-        num_bootstrap=synthetic_settings()["num_bootstrap"],
-        selection=synthetic_settings()["selection"],
-        audit_device=synthetic_settings()["audit_device"],
-        seed=config["seed"],
+        h_s=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "h_s"),
+        h_s_prime=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "h_s_prime"),
+        sigma=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "sigma"),
+        methods=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "methods"),
+        trials=get_config("chadha2024", "synthetic", "trials"),
+        orders=get_config("chadha2024", "synthetic", "orders"),
+        confidence=get_config("chadha2024", "synthetic", "confidence"),
+        mode=get_config("chadha2024", "synthetic", "mode"),
+        num_bootstrap=get_config("chadha2024", "synthetic", "num_bootstrap"),
+        selection=get_config("chadha2024", "synthetic", "selection"),
+        audit_device=get_config("chadha2024", "synthetic", "audit_device"),
+        seed=get_config("seed"),
     log:
         "logs/audit_synthetic_pair/{experiment}.log",
     benchmark:
@@ -44,8 +45,8 @@ rule plot_chadha_fig2:
     output:
         **figure_outputs("plot_chadha_fig2"),
     params:
-        methods=synthetic_pair("fig2")["methods"],
-        title=synthetic_title("fig2"),
+        methods=get_config("chadha2024", "synthetic", "fig2", "methods"),
+        title=synthetic_figure_title("fig2"),
     log:
         "logs/plot_chadha_fig2/fig2.log",
     resources:
@@ -54,7 +55,7 @@ rule plot_chadha_fig2:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/plot_rdp_vs_order.py"
+        "../scripts/plot_chadha_fig2.py"
 
 
 rule plot_chadha_fig6:
@@ -63,8 +64,8 @@ rule plot_chadha_fig6:
     output:
         **figure_outputs("plot_chadha_fig6"),
     params:
-        methods=synthetic_pair("fig6")["methods"],
-        title=synthetic_title("fig6"),
+        methods=get_config("chadha2024", "synthetic", "fig6", "methods"),
+        title=synthetic_figure_title("fig6"),
     log:
         "logs/plot_chadha_fig6/fig6.log",
     resources:
@@ -73,4 +74,4 @@ rule plot_chadha_fig6:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/plot_rdp_vs_order.py"
+        "../scripts/plot_chadha_fig6.py"

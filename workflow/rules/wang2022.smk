@@ -244,42 +244,25 @@ rule plot_wang_fig5:
         "../scripts/plot_wang_fig5.py"
 
 
-rule plot_wang_fig6:
+rule plot_wang_error_per_sigma:
     input:
-        attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig6']}.csv",
+        attacks=lambda wildcards: f"results/wang2022/attacks/{WANG_SIGMA_FIGURES[wildcards.sigmafig]}.csv",
     output:
-        **figure_outputs("plot_wang_fig6"),
+        **figure_outputs("plot_wang_error_per_sigma"),
     params:
-        title=WANG_DATASETS[WANG_SIGMA_FIGURES["fig6"]][1],
+        title=lambda wildcards: WANG_DATASETS[WANG_SIGMA_FIGURES[wildcards.sigmafig]][1],
         num_queries=get_config("wang2022", "attack", "num_queries"),
+    wildcard_constraints:
+        sigmafig="|".join(WANG_SIGMA_FIGURES),
     log:
-        "logs/plot_wang_fig6/fig6.log",
+        "logs/plot_wang_error_per_sigma/{sigmafig}.log",
     resources:
         mem_mb=1000,
         runtime=10,
     conda:
         "../../envs/wang2022.yaml"
     script:
-        "../scripts/plot_wang_fig6.py"
-
-
-rule plot_wang_fig7:
-    input:
-        attacks=f"results/wang2022/attacks/{WANG_SIGMA_FIGURES['fig7']}.csv",
-    output:
-        **figure_outputs("plot_wang_fig7"),
-    params:
-        title=WANG_DATASETS[WANG_SIGMA_FIGURES["fig7"]][1],
-        num_queries=get_config("wang2022", "attack", "num_queries"),
-    log:
-        "logs/plot_wang_fig7/fig7.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/wang2022.yaml"
-    script:
-        "../scripts/plot_wang_fig7.py"
+        "../scripts/plot_wang_error_per_sigma.py"
 
 
 rule plot_wang_defence_caching:

@@ -16,7 +16,11 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_wang_findings")  # n
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.wang2022 import budget_findings, query_cost_findings, sigma_findings  # noqa: E402
+from ppaudit.experiments.wang2022 import (  # noqa: E402
+    budget_findings,
+    query_cost_findings,
+    sigma_findings,
+)
 from ppaudit.experiments.wang2022_pate_defence import caching_findings  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.plots.wang import pate_caching_epsilons  # noqa: E402

@@ -142,18 +142,15 @@ def caching_findings(epsilons: pd.DataFrame) -> pd.DataFrame:
         missing = {"cache", "no_cache", "stage_exact_single"} - set(e["view"])
         if missing:
             raise ValueError(f"caching epsilons of {adv!r} lack view(s) {sorted(missing)}")
-
-        def get(view):
-            return float(e.loc[e["view"] == view, "epsilon"].iloc[0])
-
+        eps = {view: float(e.loc[e["view"] == view, "epsilon"].iloc[0]) for view in ("cache", "no_cache", "stage_exact_single")}
         n, cand = int(e["num_repetitions"].iloc[0]), int(e["candidate"].iloc[0])
         where = f"{adv} candidate {cand}, {n} repeated queries"
         frames.append(pd.DataFrame([
             {"dataset": "pate_fitted_model", "finding": "with the answer cache, the AdvQ audit drops to the single-answer leakage (Wang 2022, Sec. 5)",
              "check": f"{adv}_cached_audit_at_most_exact_single_answer", "description": f"{where}: audit ε of the cached transcript vs exact ε of one answer",
-             "value": get("cache"), "reference": get("stage_exact_single"), "holds": bool(get("cache") <= get("stage_exact_single") + 1e-12)},
+             "value": eps["cache"], "reference": eps["stage_exact_single"], "holds": bool(eps["cache"] <= eps["stage_exact_single"] + 1e-12)},
             {"dataset": "pate_fitted_model", "finding": "without the cache, repeated queries leak more than one answer (Wang 2022, Sec. 5)",
              "check": f"{adv}_uncached_audit_above_exact_single_answer", "description": f"{where}: audit ε of the uncached transcript vs exact ε of one answer",
-             "value": get("no_cache"), "reference": get("stage_exact_single"), "holds": bool(get("no_cache") > get("stage_exact_single"))},
+             "value": eps["no_cache"], "reference": eps["stage_exact_single"], "holds": bool(eps["no_cache"] > eps["stage_exact_single"])},
         ]))
     return pd.concat(frames, ignore_index=True)

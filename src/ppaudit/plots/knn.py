@@ -10,7 +10,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_knn_fig5", "ADVERSARY_COLORS"]
+__all__ = ["plot_knn_fig5", "fig5_table", "FIG5_RIGHT_PANEL", "KNN_ADVERSARY_LABELS", "ADVERSARY_COLORS"]
+
+#: Legend label of each Private-kNN adversary (§6), in the bar order of Fig. 5's left panel.
+KNN_ADVERSARY_LABELS = {
+    "nat-advq": "Nat-AdvQ",
+    "pois-advq": "Pois-AdvQ",
+    "pois-natq-test": "Pois-NatQ (test)",
+    "pois-natq-train": "Pois-NatQ (train)",
+    "pois-natq-embedding": "Pois-NatQ (embedding)",
+}
 
 ADVERSARY_COLORS = {
     "data-independent theory": "0.6",
@@ -20,6 +29,55 @@ ADVERSARY_COLORS = {
     "Pois-NatQ (train)": "tab:olive",
     "Pois-NatQ (embedding)": "tab:red",
 }
+
+
+#: The Pois-NatQ adversaries of Fig. 5's right panel (poisons from the test set, the train set
+#: and the embedding space).
+FIG5_RIGHT_PANEL = ("pois-natq-test", "pois-natq-train", "pois-natq-embedding")
+
+
+def fig5_table(summary: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """The bars of Fig. 5 (Chadha et al. 2024, §6): worst-case ε at δ per dataset and adversary.
+
+    Left panel: the data-independent theory (once per dataset, from its first adversary) and,
+    for every adversary of ``labels``, the 2-cut audit and the exact ε of the model; right
+    panel: the same for the Pois-NatQ adversaries of :data:`FIG5_RIGHT_PANEL`. Adversaries or
+    columns missing from the summary are skipped.
+
+    Args:
+        summary: every kNN summary (columns dataset, adversary, case, column, epsilon).
+        labels: adversary → legend label; its order is the bar order of the left panel.
+
+    Returns:
+        Columns panel, dataset, bar, adversary, column, epsilon (one row per bar value).
+
+    Raises:
+        ValueError: if the summary has no worst-case rows, a dataset has no
+            data-independent row, or a right-panel adversary has no label.
+    """
+    missing = [a for a in FIG5_RIGHT_PANEL if a not in labels]
+    if missing:
+        raise ValueError(f"labels has no entry for {missing}")
+    s = summary[summary["case"] == "worst"]
+    if s.empty:
+        raise ValueError("the summary has no worst-case rows (case == 'worst')")
+    panels = {"left": list(labels), "right": list(FIG5_RIGHT_PANEL)}
+    rows = []
+    for ds, g in s.groupby("dataset", sort=False):
+        def get(adv, col, g=g):
+            return g.loc[(g["adversary"] == adv) & (g["column"] == col), "epsilon"]
+
+        di = get(g["adversary"].iloc[0], "data_independent")
+        if di.empty:
+            raise ValueError(f"dataset {ds!r} has no data_independent row for adversary {g['adversary'].iloc[0]!r}")
+        rows.append({"panel": "left", "dataset": ds, "bar": "data-independent theory", "adversary": "", "column": "data_independent", "epsilon": float(di.iloc[0])})
+        for panel, advs in panels.items():
+            for adv in advs:
+                for col in ("two_cut_cp", "exact"):
+                    v = get(adv, col)
+                    if len(v):
+                        rows.append({"panel": panel, "dataset": ds, "bar": labels[adv], "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
+    return pd.DataFrame(rows)
 
 
 def _panel(ax, table: pd.DataFrame, floor: float | None):

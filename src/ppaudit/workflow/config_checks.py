@@ -27,9 +27,11 @@ __all__ = [
     "STAGE_CHECKS",
     "SYNTHETIC_EXPERIMENTS",
     "check_config",
+    "check_knn",
     "check_labeldp",
     "check_orders_reach_floor",
     "check_panel_dataset",
+    "check_pate_capc",
     "check_promptpate",
     "check_synthetic",
     "check_wang2022",
@@ -119,6 +121,85 @@ def check_synthetic(config: Mapping[str, Any]) -> None:
                 f"chadha2024.synthetic.{name}.h_s_prime has {len(pair['h_s_prime'])}; "
                 "the two histograms of a neighbouring pair must have the same length"
             )
+
+
+def check_pate_capc(config: Mapping[str, Any]) -> None:
+    """PATE and CaPC (Chadha et al. 2024, §5.1–5.2, App. D.1): datasets, sources, candidates, orders.
+
+    Raises:
+        ValueError: if a dataset of ``chadha2024.pate_capc.datasets`` has no
+            ``dataset_settings`` entry; ``cifar10`` is asked for with ``source: packaged`` (no
+            packaged copy) or ``digits`` with ``source: download`` (packaged only);
+            ``rdp_panel_dataset`` is not a dataset; an adversary's ``candidates`` exceed
+            ``num_queries``; or the orders stop below 32.
+    """
+    key = "chadha2024.pate_capc"
+    cfg = config["chadha2024"]["pate_capc"]
+    known = cfg["dataset_settings"]
+    for ds in cfg["datasets"]:
+        if ds not in known:
+            raise ValueError(f"{key}.datasets names {ds!r}, which has no entry in {key}.dataset_settings (have {sorted(known)})")
+        if cfg["source"] == "packaged" and ds == "cifar10":
+            raise ValueError(f"{key}.datasets holds 'cifar10', which has no packaged copy; set {key}.source: download")
+        if cfg["source"] == "download" and ds == "digits":
+            raise ValueError(f"{key}.datasets holds 'digits', which is packaged only; set {key}.source: packaged")
+    check_panel_dataset(cfg, key)
+    for adv, n in cfg["candidates"].items():
+        if n > cfg["num_queries"]:
+            raise ValueError(f"{key}.candidates.{adv} = {n} exceeds {key}.num_queries = {cfg['num_queries']}")
+    check_orders_reach_floor(cfg["orders"], f"{key}.orders")
+
+
+def check_knn(config: Mapping[str, Any]) -> None:
+    """Private-kNN (Chadha et al. 2024, §6, App. D.3): datasets, encoders, subset sizes, candidates, orders.
+
+    The dataset and encoder modalities and the packaged datasets are those of
+    ``ppaudit.experiments.private_knn`` (``KNN_MODALITY``, ``KNN_ENCODER_MODALITY``,
+    ``KNN_PACKAGED_DATASETS``).
+
+    Raises:
+        ValueError: if a dataset of ``chadha2024.knn.datasets`` has no ``dataset_settings``
+            entry; its encoder is of the other modality; it has no packaged copy while
+            ``source: packaged``; ``num_queries`` exceeds its ``num_test``; its ``num_train · gamma``
+            is below ``1.5 · k`` (the subsample must hold k points); ``rdp_panel_dataset`` is not
+            a dataset; the global or a dataset's ``advq_candidates`` exceed ``num_queries``; or
+            the orders stop below 32.
+    """
+    from ppaudit.experiments.private_knn import (
+        KNN_ENCODER_MODALITY,
+        KNN_MODALITY,
+        KNN_PACKAGED_DATASETS,
+    )
+
+    key = "chadha2024.knn"
+    cfg = config["chadha2024"]["knn"]
+    known = cfg["dataset_settings"]
+    for ds in cfg["datasets"]:
+        if ds not in known:
+            raise ValueError(f"{key}.datasets names {ds!r}, which has no entry in {key}.dataset_settings (have {sorted(known)})")
+        st = known[ds]
+        if KNN_ENCODER_MODALITY[st["encoder"]] != KNN_MODALITY[ds]:
+            raise ValueError(
+                f"{key}.dataset_settings.{ds}.encoder is {st['encoder']!r}, a {KNN_ENCODER_MODALITY[st['encoder']]} encoder, "
+                f"but {ds} is a {KNN_MODALITY[ds]} dataset"
+            )
+        if cfg["source"] == "packaged" and ds not in KNN_PACKAGED_DATASETS:
+            raise ValueError(f"{key}.datasets holds {ds!r}, which has no packaged (offline) copy; set {key}.source: download")
+        if st["num_test"] is not None and cfg["num_queries"] > st["num_test"]:
+            raise ValueError(f"{key}.num_queries = {cfg['num_queries']} exceeds {key}.dataset_settings.{ds}.num_test = {st['num_test']}")
+        if st["num_train"] is not None and st["num_train"] * cfg["gamma"] < 1.5 * cfg["k"]:
+            raise ValueError(
+                f"{key}.dataset_settings.{ds}.num_train = {st['num_train']} is too small for k = {cfg['k']} and "
+                f"gamma = {cfg['gamma']} (the subsample must hold k points: need num_train·gamma ≥ 1.5·k)"
+            )
+    check_panel_dataset(cfg, key)
+    if cfg["advq_candidates"] is not None and cfg["advq_candidates"] > cfg["num_queries"]:
+        raise ValueError(f"{key}.advq_candidates = {cfg['advq_candidates']} exceeds {key}.num_queries = {cfg['num_queries']}")
+    for ds in cfg["datasets"]:
+        n = known[ds]["advq_candidates"]
+        if isinstance(n, int) and n > cfg["num_queries"]:
+            raise ValueError(f"{key}.dataset_settings.{ds}.advq_candidates = {n} exceeds {key}.num_queries = {cfg['num_queries']}")
+    check_orders_reach_floor(cfg["orders"], f"{key}.orders")
 
 
 def check_promptpate(config: Mapping[str, Any]) -> None:
@@ -211,9 +292,15 @@ def check_wang2022(config: Mapping[str, Any]) -> None:
         )
 
 
-#: The checks :func:`check_config` runs, one per stage whose checks live here. (The PATE/CaPC
-#: and Private-kNN stages still check their sections in their ``*_common.smk``.)
-STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (check_synthetic, check_promptpate, check_labeldp, check_wang2022)
+#: The checks :func:`check_config` runs, one per stage of the workflow.
+STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (
+    check_synthetic,
+    check_pate_capc,
+    check_knn,
+    check_promptpate,
+    check_labeldp,
+    check_wang2022,
+)
 
 
 def check_config(config: Mapping[str, Any]) -> None:

@@ -9,7 +9,10 @@ import pytest
 
 from ppaudit.adversaries import CraftedCanaries
 from ppaudit.experiments.wang2022 import query_cost_findings
-from ppaudit.experiments.wang2022_pate_defence import caching_findings, pate_caching_transcripts
+from ppaudit.experiments.wang2022_pate_defence import (
+    caching_findings,
+    pate_caching_transcripts,
+)
 from ppaudit.plots.wang import pate_caching_epsilons
 from ppaudit.vote_models import PateFit
 

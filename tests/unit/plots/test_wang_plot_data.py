@@ -8,7 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.plots.wang import consensus_levels, error_per_sigma_title, phd_consensus_summaries, plot_consensus_distribution
+from ppaudit.plots.wang import (
+    consensus_levels,
+    error_per_sigma_title,
+    phd_consensus_summaries,
+    plot_consensus_distribution,
+)
 
 
 def test_consensus_levels_are_equal_tertiles_by_top_share():

@@ -18,9 +18,11 @@ from snakemake.utils import validate
 from ppaudit.workflow.config_checks import (
     STAGE_CHECKS,
     check_config,
+    check_knn,
     check_labeldp,
     check_orders_reach_floor,
     check_panel_dataset,
+    check_pate_capc,
     check_promptpate,
     check_synthetic,
     check_wang2022,
@@ -130,7 +132,7 @@ def test_shared_helpers():
 
 
 def test_every_stage_check_is_run_by_check_config():
-    assert set(STAGE_CHECKS) == {check_synthetic, check_promptpate, check_labeldp, check_wang2022}
+    assert set(STAGE_CHECKS) == {check_synthetic, check_pate_capc, check_knn, check_promptpate, check_labeldp, check_wang2022}
 
 
 def test_config_value_walks_keys_and_names_the_missing_one(default):

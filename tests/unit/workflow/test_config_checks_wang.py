@@ -7,31 +7,13 @@ raise names the offending key and value, and check_config runs the check.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
-import yaml
-from snakemake.utils import validate
+from test_config_checks import (
+    _load,  # the shipped configs, defaults filled by the schema
+)
 
 from ppaudit.workflow.config_checks import STAGE_CHECKS, check_config, check_wang2022
-
-REPO = Path(__file__).resolve().parents[3]
-SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
-
-
-def _merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def _load(*files: str) -> dict:
-    cfg: dict = {}
-    for f in files:
-        cfg = _merge(cfg, yaml.safe_load((REPO / f).read_text()))
-    validate(cfg, SCHEMA)
-    return cfg
 
 
 @pytest.fixture(scope="module")

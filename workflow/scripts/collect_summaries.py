@@ -1,5 +1,8 @@
-"""Snakemake script of rule collect_summaries: every summary of one algorithm in one CSV
-(the input format of Figs. 3/4 and of the findings checks)."""
+"""Snakemake script of rule collect_summaries: every summary of one algorithm in one CSV.
+
+``{algo}`` is pate, capc (summaries of rule compose_audit) or knn (rule compose_knn_audit);
+the output is the input format of Figs. 3/4 and 5, the appendix figures and the findings checks.
+"""
 
 import _ppaudit_path
 

@@ -1,4 +1,4 @@
-"""Snakemake script of rules plot_chadha_fig34 (Figs. 3 and 4): ε at δ, worst case, one panel
+"""Snakemake script of rule plot_chadha_fig34 (Figs. 3 and 4): ε at δ, worst case, one panel
 per algorithm.
 
 Input: ``summaries`` — a list of per-algorithm summary CSVs (columns algo, dataset,

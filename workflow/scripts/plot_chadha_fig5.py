@@ -1,0 +1,25 @@
+"""Snakemake script of rule plot_chadha_fig5 (Fig. 5, §6): worst-case ε at δ per dataset.
+
+Left: data-independent theory and the 2-cut audit of every adversary; right: the Pois-NatQ
+poisons from the test set, the train set and the embedding space (the bars:
+ppaudit.plots.knn.fig5_table). Input: ``summary`` (every kNN summary). Params: floor,
+labels (adversary → legend label), title. Output csv: panel, dataset, bar, adversary,
+column, epsilon (audit, exact and theory).
+"""
+
+import _ppaudit_path
+
+log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
+
+import pandas as pd  # noqa: E402
+
+from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.plots.knn import fig5_table, plot_knn_fig5  # noqa: E402
+
+p = snakemake.params  # noqa: F821
+table = fig5_table(pd.read_csv(snakemake.input.summary), dict(p.labels))  # noqa: F821
+log.info("plotted:\n%s", table.to_string(index=False))
+fig = plot_knn_fig5(table, p.title, floor=p.floor)
+save_figure(fig, snakemake.output.pdf)  # noqa: F821
+save_figure(fig, snakemake.output.png)  # noqa: F821
+write_csv(table, snakemake.output.csv)  # noqa: F821
