@@ -3,7 +3,7 @@
 Figs. 17–24 and the PromptPATE summaries run in a temporary directory on
 tests/configs/tiny.yaml (6 teachers × 5 Rotten Tomatoes queries, σ = 1, T = 1e5), with the
 model replaced by a tiny random Llama and a character tokenizer built here (no download,
-seconds on CPU). The scripts of Fig. 4 (pate_capc_plot_fig34.py) and of the PromptPATE
+seconds on CPU). The scripts of Fig. 4 (plot_chadha_fig34.py) and of the PromptPATE
 findings (tabulate_promptpate_findings.py) then run outside Snakemake on the PromptPATE summary and
 stand-in PATE/CaPC summaries (their targets would build the PATE/CaPC and Private-kNN stages).
 The library is tested in tests/test_llm.py and tests/test_promptpate.py; this checks the
@@ -186,10 +186,10 @@ def stand_in_summaries(run_dir: Path) -> list[str]:
 @pytest.mark.workflow
 @pytest.mark.timeout(600)
 def test_fig4_panel_and_findings(run_dir):
-    # pate_capc_plot_fig34.py (rule plot_chadha_fig34) on PATE, CaPC and PromptPATE summaries.
+    # plot_chadha_fig34.py (rule plot_chadha_fig34) on PATE, CaPC and PromptPATE summaries.
     out = run_dir / "stand_in"
     summaries = stand_in_summaries(run_dir) + [str(run_dir / SUMMARY)]
-    proc = run_script("pate_capc_plot_fig34.py", input={"summaries": summaries},
+    proc = run_script("plot_chadha_fig34.py", input={"summaries": summaries},
                       output={"pdf": str(out / "fig4.pdf"), "png": str(out / "fig4.png"), "csv": str(out / "fig4.csv")},
                       params={"adversaries": ["pois-natq"], "floor": 0.0285, "title": "Fig. 4"},
                       log=[str(out / "fig4.log")], rule="plot_chadha_fig34")
