@@ -52,6 +52,7 @@ from .bounds import (
 )
 
 __all__ = [
+    "ModelSource",
     "RDP_COLUMNS",
     "LOWER_BOUNDS",
     "QuerySource",
@@ -199,7 +200,26 @@ class HistogramPairSource:
 
 
 @dataclass
-class VoteModelSource:
+class ModelSource:
+    """Base of the sources whose every trial draws fresh histograms from a neighbouring vote
+    model (``model`` with ``num_classes`` and ``identical``): two count streams and one for
+    the Monte Carlo exact value. Subclasses add ``theory``, ``enumerate`` and the samplers."""
+
+    model: Any
+    count_streams: int = field(default=2, init=False)
+    mixture_stream: bool = field(default=True, init=False)
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.model.num_classes)
+
+    @property
+    def identical(self) -> bool:
+        return bool(self.model.identical)
+
+
+@dataclass
+class VoteModelSource(ModelSource):
     """A fitted random-histogram model of PATE or CaPC (Chadha et al. 2024, §5.1–5.2).
 
     Every trial draws a fresh histogram from the model
@@ -216,18 +236,6 @@ class VoteModelSource:
     Args:
         model: a :class:`ppaudit.vote_models.NeighbouringVoteModel`.
     """
-
-    model: Any
-    count_streams: int = field(default=2, init=False)
-    mixture_stream: bool = field(default=True, init=False)
-
-    @property
-    def num_classes(self) -> int:
-        return int(self.model.num_classes)
-
-    @property
-    def identical(self) -> bool:
-        return bool(self.model.identical)
 
     def theory(self, sigma, orders):
         from ..accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent

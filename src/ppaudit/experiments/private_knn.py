@@ -44,7 +44,7 @@ whatever subset of candidates a job runs.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -54,6 +54,7 @@ from .._validation import as_orders, check_positive_int, check_probability
 from ..accounting import private_knn_rdp
 from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
 from ..audit import (
+    ModelSource,
     audit_query,
     bonferroni_confidence,
     compose_candidates,
@@ -280,7 +281,7 @@ KNN_AUDIT_META = ("nu", "simulated", "count_mode", "trials", "effective_confiden
 
 
 @dataclass
-class KnnModelSource:
+class KnnModelSource(ModelSource):
     """Private-kNN's outputs for :func:`ppaudit.audit.audit_query` (Chadha et al. 2024, §6).
 
     Every trial draws ``H_S = Mult(k, P_q)`` (and ``H_S'`` with the poison's Bernoulli
@@ -293,16 +294,6 @@ class KnnModelSource:
     """
 
     model: KnnVoteModel
-    count_streams: int = field(default=2, init=False)
-    mixture_stream: bool = field(default=True, init=False)
-
-    @property
-    def num_classes(self) -> int:
-        return int(self.model.num_classes)
-
-    @property
-    def identical(self) -> bool:
-        return bool(self.model.identical)
 
     def theory(self, sigma, orders):
         raise ValueError("Private-kNN's theory is the subsampled Gaussian of the whole mechanism: pass theory={'data_independent': ...}")
