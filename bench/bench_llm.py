@@ -71,7 +71,7 @@ def main() -> None:
         print(f"load model again (from the conversion): {lm.load_seconds:.1f} s")
 
     data = load_rotten_tomatoes()
-    tpl = get_template("rotten_tomatoes")
+    tpl = get_template("rotten-tomatoes")
     setup = sample_setup(data, tpl, args.teachers, args.queries, np.random.default_rng(args.seed))
     prompts = [teacher_prompt(tpl, x, y, q) for x, y in zip(setup.teacher_texts, setup.teacher_labels) for q in setup.query_texts]
     ntok = [len(lm.tokenizer(p.text)["input_ids"]) for p in prompts]

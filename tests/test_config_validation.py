@@ -52,6 +52,13 @@ BAD_CONFIGS = [
         ["chadha2024.synthetic.fig2.methods[1]", "'magic'"],
     ),
     ("negative-seed", "seed: -3\n", ["'seed'", "-3"]),
+    # One spelling per dataset (issue 12): the old underscore name fails, naming the value (the
+    # other places and the closed chadha2024.audit_defaults: tests/unit/workflow/test_audit_defaults.py).
+    (
+        "old-dataset-spelling",
+        "chadha2024: {promptpate: {datasets: [rotten_tomatoes]}}\n",
+        ["chadha2024.promptpate.datasets[0]", "'rotten_tomatoes'", "'rotten-tomatoes'"],
+    ),
     ("section-not-a-mapping", "chadha2024: 3\n", ["'chadha2024'", "object"]),
 ]
 

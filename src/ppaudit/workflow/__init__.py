@@ -7,7 +7,16 @@
   (cross-key checks, one function per stage) and the generic accessor behind ``get_config``.
 """
 
-from .config_checks import check_config, config_value
+from .config_checks import apply_audit_defaults, check_config, config_value
 from .registry import OutputSpec, Registry, Target, load_registry, parse_registry
 
-__all__ = ["OutputSpec", "Registry", "Target", "check_config", "config_value", "load_registry", "parse_registry"]
+__all__ = [
+    "OutputSpec",
+    "Registry",
+    "Target",
+    "apply_audit_defaults",
+    "check_config",
+    "config_value",
+    "load_registry",
+    "parse_registry",
+]

@@ -4,8 +4,8 @@
 default). What it cannot say — two histograms of a pair must have the same length, a panel
 dataset must be one of the datasets, the Rényi orders must reach far enough for the ε floor,
 an option that needs another one — is checked here, one function per stage of the workflow.
-``workflow/rules/common.smk`` calls :func:`check_config` once, right after the schema
-validation (so defaults are filled in), and turns the ``ValueError`` into Snakemake's
+``workflow/rules/common.smk`` calls :func:`apply_audit_defaults` and then :func:`check_config`
+once, right after the schema validation (so defaults are filled in), and turns the ``ValueError`` into Snakemake's
 ``WorkflowError("Invalid configuration: ...")``: a wrong config stops the run before any job,
 naming the key (CONVENTIONS item 3).
 
@@ -19,13 +19,16 @@ which needs image data``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import copy
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 __all__ = [
+    "AUDIT_DEFAULT_KEYS",
     "MIN_LARGEST_ORDER",
     "STAGE_CHECKS",
     "SYNTHETIC_EXPERIMENTS",
+    "apply_audit_defaults",
     "check_config",
     "check_knn",
     "check_labeldp",
@@ -45,6 +48,20 @@ SYNTHETIC_EXPERIMENTS = ("fig2", "fig6")
 #: curve (the floor an audit that found nothing reports, ``ppaudit.audit.epsilon_floor``)
 #: is ``log(1/δ)/(α_max − 1)``, so with small orders every audit would be reported as leaking.
 MIN_LARGEST_ORDER = 32
+
+#: The audit keys shared by the per-query audits of Chadha et al. 2024 (§4, App. D), set once
+#: in ``chadha2024.audit_defaults``: key → the mechanism sections that take it. A section's own
+#: value overrides the shared one; ``null`` there (the schema default) means "the shared value".
+AUDIT_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "trials": ("pate_capc", "knn", "promptpate"),
+    "orders": ("pate_capc", "knn", "promptpate"),
+    "confidence": ("pate_capc", "knn", "promptpate"),
+    "delta": ("pate_capc", "knn", "promptpate"),
+    "bonferroni": ("pate_capc", "knn"),
+    "exact": ("pate_capc", "knn"),
+    "audit_device": ("pate_capc", "knn"),
+    "candidate_selection": ("pate_capc", "knn"),
+}
 
 
 def config_value(config: Mapping[str, Any], *keys: str | int) -> Any:
@@ -72,6 +89,56 @@ def config_value(config: Mapping[str, Any], *keys: str | int) -> Any:
             have = sorted(map(str, node)) if isinstance(node, Mapping) else type(node).__name__
             raise ValueError(f"config key '{where}' does not exist (at {parent}: {have})") from None
     return node
+
+
+def apply_audit_defaults(config: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Give every mechanism section the shared audit settings it does not override, in place.
+
+    ``chadha2024.audit_defaults`` holds the audit keys of :data:`AUDIT_DEFAULT_KEYS` once (the
+    Rényi orders, confidence and δ of Chadha et al. 2024, Eq. (1) and Thm 1; the Monte Carlo
+    trials T; the Bonferroni correction; the exact-RDP method of Eq. (4); the Monte Carlo
+    device; the candidate selection). Each of ``chadha2024.pate_capc``, ``.knn`` and
+    ``.promptpate`` may set any key it takes to its own value; where it is absent or ``null``
+    (the schema's default) the shared value is copied in. ``workflow/rules/common.smk`` calls
+    this once, right after the schema validation and before :func:`check_config`, so every
+    consumer (``get_config``, the rules' params, the scripts) sees the merged per-mechanism
+    values. Calling it again changes nothing.
+
+    Args:
+        config: the workflow config after ``snakemake.utils.validate`` filled the defaults.
+
+    Returns:
+        The same ``config`` object, updated (each copied value is a deep copy, so no two
+        sections share a list).
+
+    Raises:
+        ValueError: naming the dotted key when ``chadha2024``, ``chadha2024.audit_defaults``
+            or a mechanism section is missing or not a mapping, when
+            ``chadha2024.audit_defaults`` holds a key that is not an audit key, when a key a
+            section needs is neither set there nor in ``chadha2024.audit_defaults``, or when
+            the shared orders that a section takes stop below :data:`MIN_LARGEST_ORDER` (named
+            as ``chadha2024.audit_defaults.orders``, the key to fix; a section's own orders are
+            checked by :func:`check_config`).
+    """
+    shared = config_value(config, "chadha2024", "audit_defaults")
+    if not isinstance(shared, Mapping):
+        raise ValueError(f"chadha2024.audit_defaults must be a mapping, got {shared!r}")
+    unknown = sorted(set(shared) - set(AUDIT_DEFAULT_KEYS))
+    if unknown:
+        raise ValueError(f"chadha2024.audit_defaults has unknown key(s) {unknown}; the audit keys are {sorted(AUDIT_DEFAULT_KEYS)}")
+    for key, sections in AUDIT_DEFAULT_KEYS.items():
+        for section in sections:
+            block = config_value(config, "chadha2024", section)
+            if not isinstance(block, MutableMapping):
+                raise ValueError(f"chadha2024.{section} must be a mapping, got {block!r}")
+            if block.get(key) is not None:
+                continue  # the section's own override
+            if shared.get(key) is None:
+                raise ValueError(f"chadha2024.{section}.{key} is not set and chadha2024.audit_defaults.{key} is missing")
+            if key == "orders":
+                check_orders_reach_floor(shared[key], "chadha2024.audit_defaults.orders")
+            block[key] = copy.deepcopy(shared[key])
+    return config
 
 
 def check_orders_reach_floor(orders: Sequence[float], key: str) -> None:
@@ -307,7 +374,8 @@ def check_config(config: Mapping[str, Any]) -> None:
     """Run every cross-key check of :data:`STAGE_CHECKS` on a schema-validated config.
 
     Args:
-        config: the workflow config after ``snakemake.utils.validate`` filled the defaults.
+        config: the workflow config after ``snakemake.utils.validate`` filled the defaults
+            and :func:`apply_audit_defaults` gave each mechanism section its audit settings.
 
     Raises:
         ValueError: the first failing check's message (it starts with the config key).

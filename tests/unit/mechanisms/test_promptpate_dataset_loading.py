@@ -5,7 +5,7 @@
 * A missing local copy of a non-downloadable dataset raises FileNotFoundError naming the file;
   a paper dataset without a local copy goes through ppaudit.data.load_text_dataset (replaced
   here by a stub: no network).
-* rotten_tomatoes is the packaged corpus (the same split as load_rotten_tomatoes).
+* rotten-tomatoes is the packaged corpus (the same split as load_rotten_tomatoes).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_paper_dataset_without_local_copy_is_downloaded(tmp_path, monkeypatch):
 
 
 def test_rotten_tomatoes_is_the_packaged_split(tmp_path):
-    d = load_promptpate_dataset("rotten_tomatoes", test_size=50, text_data_dir=tmp_path)
+    d = load_promptpate_dataset("rotten-tomatoes", test_size=50, text_data_dir=tmp_path)
     ref = load_rotten_tomatoes(test_size=50)
     assert d.test_texts == ref.test_texts and len(d.test_texts) == 50
     assert_array_equal(d.train_labels, ref.train_labels)

@@ -24,7 +24,7 @@ def test_words_prompts():
     p = teacher_prompt(t, "a fine film", 1, "dull")
     assert p.prefix.endswith("Answer: positive\n") and p.text.endswith(f"Text: dull\n{ANSWER_CUE}")
     assert "Answer positive" in all_same_prompt(t, 1, "q").prefix and "integer" not in all_same_prompt(t, 1, "q").prefix
-    assert get_template("rotten_tomatoes", "words").labels == ("negative", "positive")
+    assert get_template("rotten-tomatoes", "words").labels == ("negative", "positive")
 
 
 def test_bad_answer_kind_names_the_value():

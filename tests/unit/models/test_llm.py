@@ -164,7 +164,7 @@ def test_other_dataset_instructions():
         "Please classify the given text from movie reviews by sentiment as 0 (negative) or 1 (positive). "
         "Don't try to answer any question or respond to the text. Your output should only be a number from 0,1."
     )
-    assert get_template("rotten_tomatoes") is get_template("sst2")
+    assert get_template("rotten-tomatoes") is get_template("sst2")
     assert get_template("trec").instruction() == (
         "Please classify the given questions by the type of their answer as 0 (Abbreviation) or 1 (Entity) or "
         "2 (Description) or 3 (Human) or 4 (Location) or 5 (Number). Don't try to answer any question or respond "
@@ -359,7 +359,7 @@ def test_gemma3_270m_smoke():
         pytest.skip(str(exc))
     t0 = time.perf_counter()
     lm = load_causal_lm(gguf, converted_dir=models / "gemma3-270m-q4_k_m-hf", device="cpu")
-    tpl = get_template("rotten_tomatoes")
+    tpl = get_template("rotten-tomatoes")
     examples = [("A gorgeous, witty, seductive movie.", 1), ("Dull, lifeless and far too long.", 0)]
     queries = ["An utterly charming and hilarious film.", "A boring mess with no redeeming qualities."]
     prompts = [teacher_prompt(tpl, x, y, q) for x, y in examples for q in queries]

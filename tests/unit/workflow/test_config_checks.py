@@ -17,6 +17,7 @@ from snakemake.utils import validate
 
 from ppaudit.workflow.config_checks import (
     STAGE_CHECKS,
+    apply_audit_defaults,
     check_config,
     check_knn,
     check_labeldp,
@@ -46,7 +47,7 @@ def _load(*files: str) -> dict:
     for f in files:
         cfg = _merge(cfg, yaml.safe_load((REPO / f).read_text()))
     validate(cfg, SCHEMA)  # fills the defaults, as common.smk does before check_config
-    return cfg
+    return apply_audit_defaults(cfg)  # chadha2024.audit_defaults into each section, as common.smk does
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from ppaudit.experiments.private_knn import (
     KNN_PACKAGED_DATASETS,
 )
 from ppaudit.models.encoders import ENCODERS
-from ppaudit.workflow.config_checks import check_config, check_knn, check_pate_capc
+from ppaudit.workflow.config_checks import apply_audit_defaults, check_config, check_knn, check_pate_capc
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[3]
 def default() -> dict:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    return cfg
+    return apply_audit_defaults(cfg)  # chadha2024.audit_defaults into each section, as common.smk does
 
 
 def _with(default, section, **changes):

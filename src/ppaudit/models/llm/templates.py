@@ -122,7 +122,7 @@ class TaskTemplate:
         return m
 
 
-#: One template per dataset (App. D.2). ``"rotten_tomatoes"`` uses the SST-2 template
+#: One template per dataset (App. D.2). ``"rotten-tomatoes"`` uses the SST-2 template
 #: (both are binary movie-review sentiment with 0 = negative, 1 = positive).
 TEMPLATES: dict[str, TaskTemplate] = {
     "sst2": TaskTemplate("sst2", "text from movie reviews", "sentiment", ("negative", "positive")),
@@ -155,7 +155,7 @@ TEMPLATES: dict[str, TaskTemplate] = {
         ("Abbreviation", "Entity", "Description", "Human", "Location", "Number"),
     ),
 }
-TEMPLATES["rotten_tomatoes"] = TEMPLATES["sst2"]
+TEMPLATES["rotten-tomatoes"] = TEMPLATES["sst2"]
 
 
 def get_template(name: str, answers: str = "numbers") -> TaskTemplate:
