@@ -11,7 +11,7 @@ from ppaudit.adversaries import choose_capc_party, craft
 from ppaudit.audit import epsilon_floor
 from ppaudit.data import load_dataset
 from ppaudit.experiments import private_prediction as pp
-from ppaudit.models.teachers import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
+from ppaudit.mechanisms.pate_capc import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
 from ppaudit.vote_models import pate_vote_model
 from ppaudit.vote_models.twin import fit_twin
 

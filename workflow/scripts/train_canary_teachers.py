@@ -1,7 +1,7 @@
 """Snakemake script of rule train_canary_teachers: the canary-holding teacher on S' and its twin (§5.1–5.2).
 
 Only the teacher whose data receives the canary is trained, N_g' times per candidate, with
-its canary-free twin (ppaudit.models.teachers.canary_teacher_votes; CaPC: in the party chosen
+its canary-free twin (ppaudit.mechanisms.pate_capc.canary_teacher_votes; CaPC: in the party chosen
 by the crafter). Output: ``votes`` (npz: ``votes_S_prime``, ``votes_twin`` (n_candidates, N_g',
 n_queries), ``slots`` (n_candidates, N_g'), ``party`` (n_candidates,)).
 """
@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
 from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
-from ppaudit.models.teachers import canary_teacher_votes  # noqa: E402
+from ppaudit.mechanisms.pate_capc import canary_teacher_votes  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 x_train, y_train, x_test, _ = load_dataset(w.dataset, p.root, source=p.source)

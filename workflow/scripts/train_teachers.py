@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
-from ppaudit.models.teachers import capc_teacher_votes, pate_teacher_votes  # noqa: E402
+from ppaudit.mechanisms.pate_capc import capc_teacher_votes, pate_teacher_votes  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 x_train, y_train, x_test, _ = load_dataset(w.dataset, p.root, source=p.source)

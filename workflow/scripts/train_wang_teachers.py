@@ -14,7 +14,7 @@ from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.experiments.wang2022 import vote_histograms  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
 from ppaudit.rng import job_generator, job_seed_sequence  # noqa: E402
-from ppaudit.models.teachers import pate_teacher_votes  # noqa: E402
+from ppaudit.mechanisms.pate_capc import pate_teacher_votes  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 dataset = snakemake.wildcards.dataset  # noqa: F821

@@ -190,8 +190,10 @@ class HistogramPairSource:
     def exact_counts(self, enum, sigma, trials, gens):
         from ..montecarlo import noisy_argmax_counts_pair
 
+        from ..noisy_argmax import quadrature_error_bound
+
         c0, c1 = noisy_argmax_counts_pair(self.h0, self.h1, sigma, trials, rng=gens[0], mode="exact")
-        return c0, c1, 0.0
+        return c0, c1, quadrature_error_bound(self.num_classes).total_variation  # Eq. (4)'s proven error
 
     def sample_counts(self, sigma, trials, gens, chunk_size, progress):
         from ..montecarlo import noisy_argmax_counts_pair
@@ -271,10 +273,10 @@ class VoteModelSource(ModelSource):
 
     def exact_counts(self, enum, sigma, trials, gens):
         from ..montecarlo import model_noisy_argmax_counts
-        from ..vote_models import QUADRATURE_ABS_ERROR
+        from ..vote_models import exact_count_total_variation
 
         c = self.num_classes
-        tv = enum.tail_mass + c * QUADRATURE_ABS_ERROR / 2.0
+        tv = exact_count_total_variation(enum.tail_mass, c)
         c0 = model_noisy_argmax_counts(enum.discrete_model("S"), c, sigma, trials, gens[0], mode="exact")
         c1 = model_noisy_argmax_counts(enum.discrete_model("S_prime"), c, sigma, trials, gens[1], mode="exact")
         return c0, c1, tv
@@ -365,8 +367,12 @@ def audit_query(
             (fail if it is too large); ``"sample"`` — ``sample_trials`` simulated runs;
             ``"auto"`` — exact when the enumeration succeeds, else sampled. For a random
             histogram model the enumerated law is truncated at tail mass ``r``: the counts
-            follow a law within total variation ``τ`` per trial of the true one, and
-            ``effective_confidence = confidence − 2·T·τ`` is reported.
+            follow a law within total variation ``τ`` per trial of the true one (``r`` plus
+            the proven quadrature error of Eq. (4)), and
+            ``effective_confidence = confidence − 2·T·τ`` is reported. Exact counts prune at
+            :func:`ppaudit.vote_models.exact_count_tail_budget` (so that
+            ``2·T·τ ≤ 0.02·(1 − confidence)``: ≥ 0.949 at 95 %, T = 1e8, C ≤ 10) when that
+            enumeration fits in ``max_support``, else at ``max_tail_mass``.
         sample_trials: ``T`` when sampling (default ``trials``; with ``count_mode="sample"``
             ``trials`` is used).
         exact: ``"auto"`` (enumerate when cheap, else Monte Carlo mixture), ``"enumerate"``
@@ -423,7 +429,13 @@ def audit_query(
         return QueryAudit(a, cols, meta)
     enum = None
     if exact in ("auto", "enumerate") or count_mode in ("exact", "auto"):
-        enum = source.enumerate(s, max_tail_mass, max_support)
+        if count_mode != "sample":  # prune finer for exact counts: loss 2·T·τ ≤ 2 % of 1 − confidence
+            from ..vote_models import exact_count_tail_budget
+
+            tight = exact_count_tail_budget(t, source.num_classes, conf)
+            enum = source.enumerate(s, tight, max_support) if tight < max_tail_mass else None
+        if enum is None:
+            enum = source.enumerate(s, max_tail_mass, max_support)
         if enum is None and (exact == "enumerate" or count_mode == "exact"):
             raise ValueError(
                 f"the model's support is too large to enumerate within max_support={max_support} "

@@ -12,8 +12,9 @@ from scipy.stats import binom
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_log
 from ..montecarlo import DiscreteHistogramModel
+from ..noisy_argmax import quadrature_error_bound
 from .estimate import _shifted_probabilities
-from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel
+from .model import NeighbouringVoteModel
 
 __all__ = [
     "CertifiedOutputLaw",
@@ -24,6 +25,8 @@ __all__ = [
     "enumerate_base_certified",
     "exact_count_total_variation",
     "effective_confidence",
+    "exact_count_tail_budget",
+    "MIN_TAIL_BUDGET",
 ]
 
 
@@ -130,8 +133,9 @@ class CertifiedOutputLaw:
     (:func:`ppaudit.mechanisms.private_knn.enumerate_knn_output_distributions`).
 
     Each true probability lies in ``[lo − e, lo + r + e]`` (``r = tail_mass``,
-    ``e = QUADRATURE_ABS_ERROR``): the boxes that :func:`certified_mixture_rdp` turns into
-    certified Rényi bounds.
+    ``e = quadrature_error_bound(C).per_class``, the proven error of Eq. (4),
+    :func:`ppaudit.noisy_argmax.quadrature_error_bound`): the boxes that
+    :func:`certified_mixture_rdp` turns into certified Rényi bounds.
 
     Attributes:
         p_lo, q_lo: ``(C,)`` retained mass of ``μ_S``, ``μ_S'`` (lower bounds up to the
@@ -148,7 +152,7 @@ class CertifiedOutputLaw:
     @property
     def error_bound(self) -> float:
         """Half-width bound: every probability is within ``[lo − e, lo + r + e]``."""
-        return self.tail_mass + QUADRATURE_ABS_ERROR
+        return self.tail_mass + quadrature_error_bound(self.p_lo.size).per_class
 
     @property
     def p(self) -> np.ndarray:
@@ -184,9 +188,10 @@ class EnumeratedOutput(CertifiedOutputLaw):
     def discrete_model(self, which: str = "S") -> DiscreteHistogramModel:
         """The truncated model as a :class:`DiscreteHistogramModel` (exact-count Monte Carlo).
 
-        Its output distribution is within total variation ``tail_mass + C·e/2`` of the full
-        model's, so ``T`` exact-mode trials are within ``T`` times that of ``T`` trials of the
-        full model (used by the audit to discount its confidence).
+        Its output distribution is within total variation ``tail_mass + τ_q(C)`` of the full
+        model's (:func:`exact_count_total_variation`), so ``T`` exact-mode trials are within
+        ``T`` times that of ``T`` trials of the full model (used by the audit to discount its
+        confidence).
         """
         last = self.last if which == "S" else self.last_prime
         cls = np.flatnonzero(last > 0)
@@ -198,10 +203,10 @@ class EnumeratedOutput(CertifiedOutputLaw):
 
 #: Default pruned-mass budget of the enumeration. The exact-count audit draws ``T`` trials
 #: per side from the truncated law, whose total variation from the full law is
-#: ``τ = tail_mass + C·e/2`` (:func:`exact_count_total_variation`), and reports the confidence
-#: ``confidence − 2·T·τ`` (:func:`effective_confidence`). At ``T = 1e8`` and ``C ≤ 9`` this
-#: default keeps it ≥ 0.949 (``τ ≤ 5e-12``); at ``C = 10`` the quadrature term ``C·e/2 = 5e-12``
-#: alone uses the whole 1e-3 (see :func:`effective_confidence`).
+#: ``τ = tail_mass + τ_q(C)`` (:func:`exact_count_total_variation`; ``τ_q`` the proven
+#: quadrature term, 4.7e-13 at C = 10), and reports the confidence ``confidence − 2·T·τ``
+#: (:func:`effective_confidence`). At ``T = 1e8`` this default keeps it ≥ 0.9498 for every
+#: ``C ≤ 10`` (0.94989 at C = 10) and ≥ 0.949 up to C = 100.
 DEFAULT_MAX_TAIL_MASS = 1e-13
 
 
@@ -211,15 +216,17 @@ def exact_count_total_variation(tail_mass: float, num_classes: int) -> float:
     The exact-count Monte Carlo draws each trial from the output law of the retained
     (renormalised) base histograms, computed with Eq. (4) (Chadha et al. 2024); it differs
     from the full law by at most the pruned mass ``r`` (renormalising a sub-probability of
-    mass ``1 − r`` moves it by ``r`` in total variation) plus the quadrature error
-    ``e = QUADRATURE_ABS_ERROR`` per class (``C·e/2`` in total variation).
+    mass ``1 − r`` moves it by ``r`` in total variation) plus the proven total-variation error
+    of the quadrature, ``τ_q(C) = quadrature_error_bound(C).total_variation``
+    (:func:`ppaudit.noisy_argmax.quadrature_error_bound`; a mixture of laws each within
+    ``τ_q`` of its target is within ``τ_q`` of the mixture of the targets).
 
     Args:
         tail_mass: pruned mass ``r`` (:attr:`EnumeratedOutput.tail_mass`), in ``[0, 1]``.
         num_classes: ``C ≥ 1``.
 
     Returns:
-        ``τ = r + C·e/2``.
+        ``τ = r + τ_q(C)``.
 
     Raises:
         ValueError: on a tail mass outside ``[0, 1]`` or ``num_classes < 1``.
@@ -228,7 +235,53 @@ def exact_count_total_variation(tail_mass: float, num_classes: int) -> float:
     if not (0.0 <= r <= 1.0):
         raise ValueError(f"tail_mass must be in [0, 1], got {tail_mass!r}")
     c = check_positive_int(num_classes, "num_classes")
-    return r + c * QUADRATURE_ABS_ERROR / 2.0
+    return r + quadrature_error_bound(c).total_variation
+
+
+#: Smallest pruning budget :func:`exact_count_tail_budget` asks for: finer pruning grows the
+#: enumerated support quickly for little gain (the effective confidence reports the rest).
+MIN_TAIL_BUDGET = 1e-12
+
+
+def exact_count_tail_budget(trials: int, num_classes: int, confidence: float = 0.95, loss_fraction: float = 0.02) -> float:
+    """Pruned-mass budget that keeps an exact-count audit's confidence loss small.
+
+    An exact-count audit with ``T`` trials per side holds at ``confidence − 2·T·τ`` with
+    ``τ = r + τ_q(C)`` (:func:`exact_count_total_variation`, :func:`effective_confidence`).
+    The budget is the largest pruned mass ``r`` that keeps the loss ``2·T·τ`` at most
+    ``loss_fraction · (1 − confidence)`` (2 % of the error probability: 1e-3 at 95 %, so
+    ``0.95 − 2·T·τ ≥ 0.949`` — issue 13 §3), and at least :data:`MIN_TAIL_BUDGET` (with a
+    Bonferroni-corrected confidence and ``T = 1e8`` the quadrature term alone may exceed the
+    loss; the reported effective confidence then says what holds).
+
+    Args:
+        trials: ``T`` per side, ≥ 1.
+        num_classes: ``C ≥ 1``.
+        confidence: the audit's nominal confidence in ``(0, 1)``.
+        loss_fraction: share of ``1 − confidence`` the truncation may spend, in ``(0, 1)``.
+
+    Returns:
+        ``max(MIN_TAIL_BUDGET, loss_fraction·(1 − confidence)/(2T) − τ_q(C))``.
+
+    Raises:
+        ValueError: on ``trials < 1``, ``num_classes < 1``, a confidence or ``loss_fraction``
+            outside ``(0, 1)``.
+
+    Example:
+        >>> r = exact_count_tail_budget(10**8, 10)
+        >>> bool(effective_confidence(0.95, 10**8, exact_count_total_variation(r, 10)) >= 0.949)
+        True
+    """
+    t = check_positive_int(trials, "trials")
+    c = check_positive_int(num_classes, "num_classes")
+    conf = float(confidence)
+    if not (0.0 < conf < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    frac = float(loss_fraction)
+    if not (0.0 < frac < 1.0):
+        raise ValueError(f"loss_fraction must be in (0, 1), got {loss_fraction!r}")
+    budget = frac * (1.0 - conf) / (2.0 * t) - quadrature_error_bound(c).total_variation
+    return max(MIN_TAIL_BUDGET, budget * (1.0 - 1e-9))
 
 
 def effective_confidence(confidence: float, trials: int, total_variation: float) -> float:
@@ -369,7 +422,8 @@ def certified_mixture_rdp(enum: EnumeratedOutput, orders) -> dict[str, np.ndarra
     """Certified bounds on the Rényi divergences of an enumerated model (both directions).
 
     Every true output probability lies in a box: ``p(c) ∈ [p_lo(c) − e, p_lo(c) + r + e]``
-    (``r`` = pruned mass, ``e`` = quadrature error), and the same for ``q``. For ``α > 1`` the
+    (``r`` = pruned mass, ``e`` = the proven per-class quadrature error
+    ``quadrature_error_bound(C).per_class``), and the same for ``q``. For ``α > 1`` the
     summand ``p^α q^{1−α}`` increases in ``p`` and decreases in ``q``, so for *every* pair of
     distributions in the boxes
 
@@ -396,7 +450,7 @@ def certified_mixture_rdp(enum: EnumeratedOutput, orders) -> dict[str, np.ndarra
         ValueError: on orders ≤ 1.
     """
     a = as_orders(orders)
-    e = QUADRATURE_ABS_ERROR
+    e = quadrature_error_bound(np.asarray(enum.p_lo).size).per_class
     r = float(enum.tail_mass)
     with np.errstate(divide="ignore"):
         lp_lo, lq_lo = np.log(np.maximum(enum.p_lo - e, 0.0)), np.log(np.maximum(enum.q_lo - e, 0.0))

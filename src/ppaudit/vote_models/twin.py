@@ -8,7 +8,7 @@ model invents leakage.
 
 **Twin pairing** (``procedure="ours"``). Every canary-holding teacher has a canary-free twin:
 the same cell of the same partition, trained with the same seed, without the canary
-(:func:`ppaudit.models.teachers.pate_canary_votes` / :func:`~ppaudit.models.teachers.capc_canary_votes`
+(:func:`ppaudit.mechanisms.pate_capc.pate_canary_votes` / :func:`~ppaudit.mechanisms.pate_capc.capc_canary_votes`
 return both). The ``S``-side last voter is fitted from the twins' ``N_g'`` votes, the
 ``S'``-side from the canary teachers' — so the two differ only where the canary changed a vote:
 

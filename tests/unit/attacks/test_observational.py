@@ -60,7 +60,7 @@ def test_table_path_equals_direct_path(monkeypatch):
     y = rng.integers(0, k, m)
     cps = np.array([30, 300, 3000])
     fast = label_inference_counts(y, pm, pr, cps, 3, np.random.default_rng(9))
-    monkeypatch.setattr(obs, "_TABLE_LIMIT", 0)
+    monkeypatch.setattr(obs.label_inference, "_TABLE_LIMIT", 0)
     slow = label_inference_counts(y, pm, pr, cps, 3, np.random.default_rng(9))
     np.testing.assert_array_equal(fast, slow)
 

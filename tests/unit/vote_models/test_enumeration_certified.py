@@ -8,13 +8,16 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ppaudit.divergence import renyi_divergence, renyi_divergence_from_log
+from ppaudit.noisy_argmax import quadrature_error_bound
 from ppaudit.vote_models import (
     DEFAULT_MAX_TAIL_MASS,
+    MIN_TAIL_BUDGET,
     QUADRATURE_ABS_ERROR,
     EnumeratedOutput,
     certified_mixture_rdp,
     effective_confidence,
     enumerate_output_distributions,
+    exact_count_tail_budget,
     exact_count_total_variation,
     pate_vote_model,
 )
@@ -81,21 +84,37 @@ def test_three_class_boxes_brute_force():
 
 
 def test_effective_confidence_at_1e8_trials():
-    """Exact-count audits at T = 1e8 keep ≥ 0.949 confidence with the default pruning (C ≤ 9;
-    at C = 10 the quadrature term C·1e-12/2 = 5e-12 alone spends the 1e-3)."""
-    for c, top in ((2, 0.6), (3, 0.8), (4, 0.97)):
-        p = np.full(c, (1.0 - top) / (c - 1))
-        p[0] = top
-        pp = np.roll(p, 1)
+    """Exact-count audits at T = 1e8 keep ≥ 0.949 confidence for every C of the embedded default
+    (2 … 10) with the default pruning and the proven quadrature error of Eq. (4); the total
+    variation is computed from the constants, not typed in."""
+    ten, ten_prime = np.zeros(10), np.zeros(10)  # C = 10 with a sparse P_q: enumerates in 0.2 s
+    ten[:3], ten_prime[[0, 1, 3]] = [0.9, 0.07, 0.03], [0.6, 0.3, 0.1]
+    for c, top in ((2, 0.6), (3, 0.8), (4, 0.97), (10, None)):
+        if top is None:
+            p, pp = ten, ten_prime
+        else:
+            p = np.full(c, (1.0 - top) / (c - 1))
+            p[0] = top
+            pp = np.roll(p, 1)
         enum = enumerate_output_distributions(pate_vote_model(p, pp, 250), 40.0)
         assert enum is not None and enum.tail_mass <= DEFAULT_MAX_TAIL_MASS
         tv = exact_count_total_variation(enum.tail_mass, c)
-        assert tv <= 5e-12
+        assert tv == enum.total_variation_bound() == enum.tail_mass + quadrature_error_bound(c).total_variation
         assert effective_confidence(0.95, 10**8, tv) >= 0.949
-    # the budget itself, up to C = 9 classes: τ = 1e-13 + 9·1e-12/2 = 4.6e-12
-    assert effective_confidence(0.95, 10**8, exact_count_total_variation(DEFAULT_MAX_TAIL_MASS, 9)) >= 0.949
+    for c in range(2, 11):
+        assert effective_confidence(0.95, 10**8, exact_count_total_variation(DEFAULT_MAX_TAIL_MASS, c)) >= 0.949
+        # the budget of exact_count_tail_budget spends exactly 1e-3 at 95 % (not the floor)
+        r = exact_count_tail_budget(10**8, c)
+        assert r > MIN_TAIL_BUDGET
+        assert 0.949 <= effective_confidence(0.95, 10**8, exact_count_total_variation(r, c)) < 0.949 + 1e-9
     assert_allclose(effective_confidence(0.95, 10**8, 5e-12), 0.949, rtol=1e-12)
-    assert effective_confidence(0.95, 10**8, 1e-10) < 0.949  # the previous default's budget
+    # the previous budget (1e-10) and the previous quadrature claim at C = 10 (C·1e-12/2) fail
+    assert effective_confidence(0.95, 10**8, 1e-10) < 0.949
+    assert effective_confidence(0.95, 10**8, DEFAULT_MAX_TAIL_MASS + 10 * 1e-12 / 2) < 0.949
+    # a Bonferroni-level confidence cannot spend 2 % of its α at T = 1e8: the floor applies
+    assert exact_count_tail_budget(10**8, 10, confidence=1 - 0.05 / 64) == MIN_TAIL_BUDGET
+    with pytest.raises(ValueError, match="loss_fraction"):
+        exact_count_tail_budget(10, 3, loss_fraction=1.5)
     with pytest.raises(ValueError, match="tail_mass"):
         exact_count_total_variation(-1e-3, 3)
     with pytest.raises(ValueError, match="trials"):

@@ -1,0 +1,47 @@
+"""Effective confidence of exact-count audits (issue 13 §3): ``0.95 − 2·T·τ ≥ 0.949`` at
+T = 1e8 for C = 10, with τ the pruned mass left by the enumeration plus the proven
+total-variation error of Eq. (4) (ppaudit.noisy_argmax.quadrature_error_bound). The expected
+values are computed from those functions and the audit's own metadata, not typed in."""
+
+import numpy as np
+
+from ppaudit.audit import HistogramPairSource, VoteModelSource, audit_query
+from ppaudit.noisy_argmax import quadrature_error_bound
+from ppaudit.vote_models import (
+    effective_confidence,
+    exact_count_tail_budget,
+    exact_count_total_variation,
+    pate_vote_model,
+)
+
+ORDERS = np.array([2.0, 8.0])
+T = 10**8
+
+
+def _sparse_ten_class_model():
+    """C = 10 classes (the noisy argmax runs over all ten), P_q on three of them: enumerates fast."""
+    p, pp = np.zeros(10), np.zeros(10)
+    p[:3], pp[[0, 1, 3]] = [0.9, 0.07, 0.03], [0.6, 0.3, 0.1]
+    return pate_vote_model(p, pp, 250)
+
+
+def test_vote_model_exact_counts_at_1e8_trials_keep_0949_for_ten_classes():
+    r = audit_query(VoteModelSource(_sparse_ten_class_model()), 40.0, T, ORDERS, rng=3, count_mode="exact", lower_bounds=("two_cut_cp",))
+    m = r.meta
+    assert m["count_mode"] == "exact" and m["trials"] == T
+    # the audit pruned at the budget that spends at most 1e-3 (not the looser max_tail_mass)
+    assert m["tail_mass"] <= exact_count_tail_budget(T, 10)
+    expected = effective_confidence(0.95, T, exact_count_total_variation(m["tail_mass"], 10))
+    assert m["effective_confidence"] == expected
+    assert m["effective_confidence"] >= 0.949
+
+
+def test_fixed_pair_exact_counts_discount_the_quadrature_error():
+    """A fixed histogram pair has no pruning, but its exact counts are drawn from Eq. (4)
+    computed by quadrature: the confidence is discounted by 2·T·τ_q(C), no longer reported as
+    the nominal 0.95."""
+    h0, h1 = [60, 50, 40, 30, 20, 10, 5, 3, 2, 1], [59, 51, 40, 30, 20, 10, 5, 3, 2, 1]
+    r = audit_query(HistogramPairSource(h0, h1), 5.0, T, ORDERS, rng=0, count_mode="exact", lower_bounds=("two_cut_cp",))
+    tau_q = quadrature_error_bound(10).total_variation
+    assert r.meta["effective_confidence"] == 0.95 - 2 * T * tau_q
+    assert 0.949 <= r.meta["effective_confidence"] < 0.95
