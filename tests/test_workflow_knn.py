@@ -28,7 +28,9 @@ ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq-test", "pois-natq-train", "po
 
 
 def tiny_knn() -> dict:
-    return yaml.safe_load(TINY.read_text())["chadha2024"]["knn"]
+    """chadha2024.knn of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
+    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
+    return {**chadha.get("audit_defaults", {}), **chadha["knn"]}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,10 @@ def test_audits_are_ordered_per_query_and_composed(run_dir):
     s = _summary(run_dir)
     assert set(s["dataset"]) == set(cfg["datasets"]) and set(s["adversary"]) == set(ADVERSARIES)
     assert set(s["case"]) == {"worst", "max", "average"} and (s["algo"] == "knn").all()
+    for col in ("audit_method", "trials_used", "paper_trials", "confidence_per_audit", "effective_confidence"):
+        assert col in s, col
+    assert (s["effective_confidence"] >= cfg.get("confidence", 0.95) - 1e-3).all()
+    assert {"two_cut_paper", "valid_eps_lower"} <= set(s["column"])
     assert set(s["sigma"]) == {3.0} and (s["k"] == cfg["k"]).all() and (s["num_queries"] == cfg["num_queries"]).all()
     w = s[s["case"] == "worst"].pivot_table(index=["dataset", "adversary"], columns="column", values="epsilon")
     floor = float(s["eps_floor"].iloc[0])
@@ -104,6 +110,13 @@ def test_audits_are_ordered_per_query_and_composed(run_dir):
             assert (pq["multiplicity"] == "bonferroni").all()
             np.testing.assert_allclose(pq["confidence_per_audit"], 1 - (1 - cfg.get("confidence", 0.95)) / n_audits, rtol=1e-12)
             assert pq["nu"].between(0, cfg["gamma"] + 1e-12).all()
+            # how each audit was made (issue 13 §3-4): sound column + the paper's procedure beside it
+            assert set(pq["audit_method"]) <= {"exact-enumerated", "rao-blackwellised", "sampled", "none"}
+            rbq = pq[pq["audit_method"] == "rao-blackwellised"]
+            assert (rbq["trials"] == cfg["rb_draws_advq" if adv.endswith("advq") else "rb_draws_natq"]).all()
+            assert (rbq["paper_trials"] == cfg["trials"]).all() and (pq["valid_eps_lower"] >= 0).all()
+            same = pq[pq["audit_method"] != "rao-blackwellised"]
+            np.testing.assert_array_equal(same["two_cut_cp"], same["two_cut_paper"])
             if adv.endswith("advq"):
                 assert (pq["repetitions"] == cfg["num_queries"]).all() and np.allclose(pq["nu"], cfg["gamma"])
             else:
@@ -223,6 +236,14 @@ def test_knn_findings_table_columns_and_values():
     # audit above exact fails the per-adversary ordering
     bad = _made_up_summary({"nat-advq": 1.0}, exact_factor=0.5)
     assert not knn_findings_table(bad, floor=0.03).set_index("finding").loc["audit<=exact<=di", "holds"]
+    # the paper's procedure beside ours: a row per adversary, failing where it over-claims
+    s = _made_up_summary({"nat-advq": 1.0, "pois-advq": 1.2}, exact_factor=2.0)
+    w = s[s["column"] == "two_cut_cp"]
+    paper = w.assign(column="two_cut_paper", epsilon=w["adversary"].map({"nat-advq": 0.5, "pois-advq": 3.0}))
+    f = knn_findings_table(pd.concat([s, paper], ignore_index=True), floor=0.03)
+    rows = f[f["finding"] == "paper procedure<=exact"].set_index("adversary")
+    assert bool(rows.loc["nat-advq", "holds"]) and not bool(rows.loc["pois-advq", "holds"])
+    assert "paper=3 vs ours=1.2 vs exact=2.4" == rows.loc["pois-advq", "values"]
 
 
 def test_paper_text_datasets_fail_clearly_offline(monkeypatch, tmp_path):

@@ -3,7 +3,8 @@
 # adversaries' canaries and ν(r_q) → Monte Carlo audit of the noisy argmax per query
 # (k = 200, γ = 0.2, σ = 30 image / 20 text) next to the exact RDP of the model and the
 # data-independent subsampled-Gaussian theory → composition over the n_Q queries, ε at δ
-# → Fig. 5, Figs. 25–31 and the kNN rows of the findings table.
+# → Fig. 5, Figs. 25–31 (rule plot_chadha_appendix, pate_capc.smk) and the kNN rows of the
+# findings table.
 # Paths, constants and helpers: the Private-kNN section of workflow/rules/common.smk.
 # Config: chadha2024.knn (get_config(*KNN, key)). The summaries are collected by rule
 # collect_summaries (algo=knn, workflow/rules/pate_capc.smk).
@@ -77,14 +78,12 @@ rule audit_knn:
         gamma=get_config(*KNN, "gamma"),
         trials=get_config(*KNN, "trials"),
         sample_trials=lambda wildcards: get_config(*KNN, "sample_trials_advq" if wildcards.adversary.endswith("advq") else "sample_trials_natq"),
-        orders=get_config(*KNN, "orders"),
-        confidence=get_config(*KNN, "confidence"),
-        min_nu=get_config(*KNN, "min_nu"),
-        bonferroni=get_config(*KNN, "bonferroni"),
-        exact=get_config(*KNN, "exact"),
-        exact_draws=get_config(*KNN, "exact_draws"),
-        max_support=get_config(*KNN, "max_support"),
-        audit_device=get_config(*KNN, "audit_device"),
+        **config_params(
+            KNN, "orders", "confidence", "min_nu", "bonferroni", "exact", "exact_draws", "max_support",
+            "audit_device", "nonenumerable", "rb_displaced"
+        ),
+        rb_draws=lambda wildcards: get_config(*KNN, "rb_draws_advq" if wildcards.adversary.endswith("advq") else "rb_draws_natq"),
+        delta=get_config(*KNN, "delta"),
         seed=lambda wildcards: int(wildcards.seed),
     wildcard_constraints:
         **KNN_WILDCARDS,
@@ -110,13 +109,9 @@ rule compose_knn_audit:
         eps="results/knn/{dataset}/{encoder}/seed{seed}/{adversary}/sigma{sigma}/eps.csv",
         summary="results/knn/{dataset}/{encoder}/seed{seed}/{adversary}/sigma{sigma}/summary.csv",
     params:
-        delta=get_config(*KNN, "delta"),
-        k=get_config(*KNN, "k"),
-        gamma=get_config(*KNN, "gamma"),
-        trials=get_config(*KNN, "trials"),
-        num_queries=get_config(*KNN, "num_queries"),
-        source=get_config(*KNN, "source"),
+        **config_params(KNN, "delta", "k", "gamma", "trials", "num_queries", "source"),
         floor=epsilon_floor_of(*KNN),
+        confidence=get_config(*KNN, "confidence"),
     wildcard_constraints:
         **KNN_WILDCARDS,
     log:
@@ -166,28 +161,3 @@ rule plot_chadha_fig5:
         "../../envs/plot.yaml"
     script:
         "../scripts/plot_chadha_fig5.py"
-
-
-rule plot_chadha_knn_appendix:
-    input:
-        summary="results/chadha2024/private_prediction/knn/summary.csv",
-        rdp=lambda wildcards: f"{knn_audit_dir(panel_dataset(*KNN), KNN_APPENDIX_FIGURES[wildcards.knnfig][0])}/rdp.csv",
-    output:
-        **figure_outputs("plot_chadha_knn_appendix"),
-    params:
-        adversary=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][0],
-        case=lambda wildcards: KNN_APPENDIX_FIGURES[wildcards.knnfig][1],
-        panel_dataset=panel_dataset(*KNN),
-        floor=epsilon_floor_of(*KNN),
-        title=lambda wildcards: knn_appendix_title(wildcards.knnfig),
-    wildcard_constraints:
-        knnfig="|".join(KNN_APPENDIX_FIGURES),
-    log:
-        "logs/plot_chadha_knn_appendix/{knnfig}.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/plot.yaml"
-    script:
-        "../scripts/plot_chadha_knn_appendix.py"

@@ -2,7 +2,10 @@
 (ppaudit.experiments.private_knn.audit_knn_crafted; §4.2, §6).
 
 Params: sigma, gamma, trials, sample_trials, orders, confidence, min_nu, bonferroni, exact,
-exact_draws, max_support, seed. Output: ``per_query`` (+ column ``expected_inclusions`` of the candidate).
+exact_draws, max_support, nonenumerable, rb_draws, rb_displaced, delta, seed. Output: ``per_query`` (+ column
+``expected_inclusions`` of the candidate). Columns ``audit_method`` / ``trials`` / ``paper_trials``
+say how each audit was made (exact-enumerated counts, Rao–Blackwellised draws, sampled runs);
+``two_cut_cp`` is the sound audit (ours), ``two_cut_paper`` the paper's procedure.
 """
 
 import _ppaudit_path
@@ -22,9 +25,10 @@ with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 
     table = audit_knn_crafted(
         crafted, p.sigma, p.trials, list(p.orders), p.seed, f"knn-{w.dataset}", p.gamma, confidence=p.confidence, progress=True,
         sample_trials=p.sample_trials, min_nu=p.min_nu, bonferroni=p.bonferroni, exact=p.exact, exact_draws=p.exact_draws, max_support=p.max_support,
+        nonenumerable=p.nonenumerable, rb_draws=p.rb_draws, rb_displaced=p.rb_displaced, delta=p.delta,
     )
 table["expected_inclusions"] = table["candidate"].map(dict(enumerate(crafted.expected_inclusions.tolist())))
 first = table.drop_duplicates(["candidate", "query"])
-log.info("audited %d (candidate, query) pairs; count modes %s; exact methods %s", len(first),
-         first["count_mode"].value_counts().to_dict(), first["exact_method"].value_counts().to_dict())
+log.info("audited %d (candidate, query) pairs; audit methods %s; exact methods %s", len(first),
+         first["audit_method"].value_counts().to_dict(), first["exact_method"].value_counts().to_dict())
 write_csv(table, snakemake.output.per_query)  # noqa: F821

@@ -2,8 +2,10 @@
 queries, ε at δ, worst / max / average case over the candidates (§4.2, §6, App. E.4).
 
 Outputs: ``rdp`` and ``eps`` (ppaudit.experiments.private_knn.compose_knn), ``summary``
-(summarize_knn plus the columns algo, encoder, sigma, k, gamma, trials, num_queries, source,
-delta, eps_floor).
+(summarize_knn plus the columns algo, encoder, sigma, k, gamma, trials (the configured T),
+num_queries, source, delta, eps_floor, and the provenance of the audits,
+ppaudit.experiments.private_knn.knn_audit_provenance: audit_method, trials_used, paper_trials,
+confidence_per_audit, effective_confidence).
 """
 
 import _ppaudit_path
@@ -12,7 +14,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.private_knn import compose_knn, summarize_knn  # noqa: E402
+from ppaudit.experiments.private_knn import compose_knn, knn_audit_provenance, summarize_knn  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
@@ -22,7 +24,8 @@ einc = per_query.drop_duplicates("candidate").set_index("candidate")["expected_i
 eps["expected_inclusions"] = eps["candidate"].map(einc)
 summary = summarize_knn({w.adversary: eps}, w.dataset)
 meta = {"algo": "knn", "encoder": w.encoder, "sigma": float(w.sigma), "k": p.k, "gamma": p.gamma, "trials": p.trials,
-        "num_queries": p.num_queries, "source": p.source, "delta": p.delta, "eps_floor": p.floor}
+        "num_queries": p.num_queries, "source": p.source, "delta": p.delta, "eps_floor": p.floor,
+        **knn_audit_provenance(per_query, p.confidence)}
 for i, (k, v) in enumerate(meta.items()):
     summary.insert(i, k, v)
 log.info("eps per candidate:\n%s", eps.to_string(index=False, max_rows=40))

@@ -7,12 +7,16 @@
 * :mod:`.composition` — composition over queries, candidate summaries, the ε floor.
 * :mod:`.transcript` — the transcript-level audit of a repeated-query adversary (one
   histogram per training run, ``n`` answers): the sound counterpart of per-query composition.
+* :mod:`.rao_blackwell` — sound 2-cut and ε lower bounds from Rao–Blackwellised Monte Carlo of
+  a non-enumerable vote model (empirical Bernstein on paired conditional probabilities), and
+  the paper's "estimated law as exact counts" procedure for comparison.
 """
 
 from .bounds import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .composition import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .per_query import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .transcript import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import bounds, composition, per_query, transcript
+from .rao_blackwell import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import bounds, composition, per_query, rao_blackwell, transcript
 
-__all__ = [*bounds.__all__, *composition.__all__, *per_query.__all__, *transcript.__all__]
+__all__ = [*bounds.__all__, *composition.__all__, *per_query.__all__, *transcript.__all__, *rao_blackwell.__all__]

@@ -40,9 +40,11 @@ def fig5_table(summary: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     """The bars of Fig. 5 (Chadha et al. 2024, §6): worst-case ε at δ per dataset and adversary.
 
     Left panel: the data-independent theory (once per dataset, from its first adversary) and,
-    for every adversary of ``labels``, the 2-cut audit and the exact ε of the model; right
-    panel: the same for the Pois-NatQ adversaries of :data:`FIG5_RIGHT_PANEL`. Adversaries or
-    columns missing from the summary are skipped.
+    for every adversary of ``labels``, the sound 2-cut audit (``two_cut_cp``, procedure: ours),
+    the paper's procedure (``two_cut_paper``: where the output law is a Monte Carlo estimate,
+    it is taken as exact), the valid ε lower bound (``valid_eps_lower``) and the exact ε of the
+    model; right panel: the same for the Pois-NatQ adversaries of :data:`FIG5_RIGHT_PANEL`.
+    Adversaries or columns missing from the summary are skipped.
 
     Args:
         summary: every kNN summary (columns dataset, adversary, case, column, epsilon).
@@ -73,7 +75,7 @@ def fig5_table(summary: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
         rows.append({"panel": "left", "dataset": ds, "bar": "data-independent theory", "adversary": "", "column": "data_independent", "epsilon": float(di.iloc[0])})
         for panel, advs in panels.items():
             for adv in advs:
-                for col in ("two_cut_cp", "exact"):
+                for col in ("two_cut_cp", "two_cut_paper", "exact", "valid_eps_lower"):
                     v = get(adv, col)
                     if len(v):
                         rows.append({"panel": panel, "dataset": ds, "bar": labels[adv], "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
@@ -96,6 +98,13 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
         if np.any(np.isfinite(exact)):
             ax.plot(off, exact, linestyle="none", marker="_", markersize=14, markeredgewidth=2, color="black",
                     label="exact ε of the model" if i == 1 else None)
+        for col, marker, name in (("two_cut_paper", "x", "paper's procedure (MC law taken as exact)"),
+                                  ("valid_eps_lower", "v", "valid ε lower bound (not Thm 1)")):
+            v = [sel.loc[(sel["dataset"] == d) & (sel["column"] == col), "epsilon"] for d in datasets]
+            v = np.array([float(x.iloc[0]) if len(x) else np.nan for x in v])
+            if np.any(np.isfinite(v) & (v > 0)):
+                ax.plot(off, np.where(v > 0, v, np.nan), linestyle="none", marker=marker, markersize=5, color="0.2",
+                        label=name if i == 1 else None)
     if floor is not None:
         ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
     ax.set_xticks(x, datasets)
@@ -108,11 +117,13 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
 def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
     """Fig. 5: left, every adversary's 2-cut audit against the data-independent theory per
     dataset; right, the Pois-NatQ poisons from the test set, the train set and the
-    embedding space. Black ticks: the exact ε of the vote model for the same candidate.
+    embedding space. Bars: the sound audit (ours); black ticks: the exact ε of the vote model
+    for the same candidate; crosses: the paper's procedure; triangles: the valid ε lower bound.
 
     Args:
         table: columns ``panel`` (``"left"``/``"right"``), ``dataset``, ``bar`` (legend label),
-            ``column`` (``two_cut_cp``, ``exact`` or ``data_independent``), ``epsilon``.
+            ``column`` (``two_cut_cp``, ``two_cut_paper``, ``exact``, ``valid_eps_lower`` or
+            ``data_independent``), ``epsilon``.
         title: figure title.
         floor: ε of a zero RDP curve (dotted line).
     """

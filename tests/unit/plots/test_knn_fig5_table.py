@@ -52,3 +52,20 @@ def test_fig5_table_rejects_bad_input():
     s = _summary()
     with pytest.raises(ValueError, match="no data_independent row"):
         fig5_table(s[s["column"] != "data_independent"], KNN_ADVERSARY_LABELS)
+
+
+def test_fig5_table_carries_the_paper_procedure_and_the_valid_bound():
+    """With procedure columns in the summary (issue 13 §3–4), the paper's procedure and the
+    valid ε lower bound are plotted beside the sound audit; the figure renders them."""
+    s = _summary()
+    extra = s[s["column"] == "two_cut_cp"].copy()
+    paper = extra.assign(column="two_cut_paper", epsilon=extra["epsilon"] * 0.5)
+    valid = extra.assign(column="valid_eps_lower", epsilon=0.1)
+    t = fig5_table(pd.concat([s, paper, valid], ignore_index=True), KNN_ADVERSARY_LABELS)
+    nat = t[(t["dataset"] == "rotten-tomatoes") & (t["adversary"] == "nat-advq")].set_index("column")["epsilon"]
+    assert nat["two_cut_paper"] == 0.5 and nat["two_cut_cp"] == 1.0 and nat["valid_eps_lower"] == 0.1
+    from ppaudit.plots.knn import plot_knn_fig5
+
+    fig = plot_knn_fig5(t, "test", floor=0.03)
+    labels = [h.get_label() for ax in fig.axes for h in ax.get_legend_handles_labels()[0]]
+    assert any("paper's procedure" in lab for lab in labels) and any("valid ε lower bound" in lab for lab in labels)

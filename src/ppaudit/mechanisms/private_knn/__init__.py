@@ -64,7 +64,11 @@ distributions exactly, with a certified pruned tail (the enumeration of
 :mod:`ppaudit.vote_models`), when ``Mult(k, P_q)`` has a modest support (two classes:
 ``k + 1`` histograms; confident queries); the audit then draws exact counts for ``T = 1e8``
 trials at no cost. :func:`knn_output_distributions` is the Monte Carlo fallback for votes
-spread over many classes.
+spread over many classes (the "exact" value with a standard error), and
+:func:`knn_conditional_output_probabilities` gives the Rao–Blackwellised draws (exact conditional
+output probabilities of both sides per common draw) that
+:func:`ppaudit.audit.rao_blackwell_two_cut` turns into a sound audit, with the paired-difference
+bound :func:`knn_difference_bound`.
 
 Modules: :mod:`.neighbors` (distances, faiss, ranks), :mod:`.inclusion` (ν, λ, vote
 distributions, E(x)), :mod:`.vote_model` (the vote model and its output laws).

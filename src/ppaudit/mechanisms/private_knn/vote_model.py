@@ -19,6 +19,8 @@ __all__ = [
     "knn_output_distributions",
     "support_estimate",
     "enumerate_knn_output_distributions",
+    "knn_conditional_output_probabilities",
+    "knn_difference_bound",
 ]
 
 # ----------------------------------------------------------------------------- model
@@ -143,6 +145,107 @@ def knn_output_distributions(model: KnnVoteModel, sigma: float, draws: int, rng=
         moments.add(pm, qm)
         done += n
     return moments.estimate()
+
+
+def knn_conditional_output_probabilities(
+    model: KnnVoteModel, sigma: float, draws: int, rng=None, chunk_size: int = 4096, displaced: str = "sum"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rao–Blackwellised draws of the Private-kNN output laws: ``(p, q)``, each ``(M, C)``.
+
+    Row ``m`` holds, for one draw ``B_m ~ Mult(k, P_q)`` shared by both sides (common random
+    numbers), the exact conditional output probabilities (Chadha et al. 2024, Eq. (4), §6)
+
+        ``p_m = Pr[· | B_m]``,
+        ``q_m = (1 − ν)·p_m + ν·Σ_c P^k_q(c)·Pr[· | B_m + e_{y'} − e_c]``
+
+    (the poison's Bernoulli inclusion and the displaced last vote summed out exactly,
+    ``displaced="sum"``: ``1 + |supp P^k_q|`` evaluations of Eq. (4) per draw). With
+    ``displaced="sample"`` the displaced vote ``c_m ~ P^k_q`` is drawn with the histogram and
+    ``q_m = (1 − ν)·p_m + ν·Pr[· | B_m + e_{y'} − e_{c_m}]`` (two evaluations per draw: more draws
+    for the same cost; the paired difference keeps the same bound :func:`knn_difference_bound`).
+    Either way the rows are i.i.d. with means ``μ_S`` and ``μ_S'``: the input of
+    :func:`ppaudit.audit.rao_blackwell_two_cut`. Each distinct histogram of a chunk is
+    evaluated once.
+
+    Args:
+        model: the :class:`KnnVoteModel`.
+        sigma: noise standard deviation.
+        draws: ``M``.
+        rng: generator / seed.
+        chunk_size: histograms per vectorised evaluation.
+        displaced: ``"sum"`` or ``"sample"`` (above).
+
+    Returns:
+        ``(p, q)`` float64 arrays ``(M, C)``.
+
+    Raises:
+        ValueError: a bad ``displaced`` (or sigma, draws, chunk_size).
+    """
+    if displaced not in ("sum", "sample"):
+        raise ValueError(f"displaced must be 'sum' or 'sample', got {displaced!r}")
+    s = check_sigma(sigma)
+    m = check_positive_int(draws, "draws")
+    cs = check_positive_int(chunk_size, "chunk_size")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    c = model.num_classes
+    classes = np.flatnonzero(model.P_last > 0)
+    w = model.P_last[classes]
+    p_out = np.empty((m, c))
+    q_out = np.empty((m, c))
+    done = 0
+    while done < m:
+        n = min(cs, m - done)
+        draws_ = gen.multinomial(model.k, model.P, size=n)
+        if displaced == "sample" and model.nu > 0 and classes.size:
+            cdf = np.cumsum(w)
+            moved_c = classes[np.minimum(np.searchsorted(cdf, gen.random(n) * cdf[-1], side="right"), classes.size - 1)]
+            base = draws_.astype(np.float64) + 1.0
+            moved = base.copy()
+            moved[:, model.label] += 1.0
+            moved[np.arange(n), moved_c] -= 1.0
+            pu = class_probabilities(base, s)
+            p_out[done : done + n] = pu
+            q_out[done : done + n] = (1.0 - model.nu) * pu + model.nu * class_probabilities(moved, s)
+            done += n
+            continue
+        uniq, inv = np.unique(draws_, axis=0, return_inverse=True)
+        base = uniq.astype(np.float64) + 1.0  # +1: shift-invariant, no −1 counts after the move
+        pu = class_probabilities(base, s)
+        if model.nu > 0 and classes.size:
+            moved = np.repeat(base[:, None, :], classes.size, axis=1)
+            moved[:, :, model.label] += 1.0
+            moved[:, np.arange(classes.size), classes] -= 1.0
+            pr = class_probabilities(moved.reshape(-1, c), s).reshape(uniq.shape[0], classes.size, c)
+            qu = (1.0 - model.nu) * pu + model.nu * np.einsum("v,nvc->nc", w, pr)
+        else:
+            qu = pu
+        inv = inv.reshape(-1)
+        p_out[done : done + n] = pu[inv]
+        q_out[done : done + n] = qu[inv]
+        done += n
+    return p_out, q_out
+
+
+def knn_difference_bound(model: KnnVoteModel, sigma: float) -> float:
+    """``b`` with ``|p_m(O) − q_m(O)| ≤ b`` for every draw and output set ``O``.
+
+    ``q_m − p_m = ν·Σ_c P^k_q(c)·(Pr[· | B + e_{y'} − e_c] − Pr[· | B])``, and the noisy argmax
+    is a post-processing of ``B + N(0, σ²I)``: two histograms at Euclidean distance ``√2``
+    give outputs within the total variation of two Gaussians whose means are ``√2`` apart,
+    ``2Φ(√2/(2σ)) − 1``. Hence ``b = ν·(2Φ(1/(√2σ)) − 1)`` (at least ``1e-300``).
+
+    Args:
+        model: the :class:`KnnVoteModel`.
+        sigma: noise standard deviation.
+
+    Returns:
+        ``b ∈ (0, 1]``.
+    """
+    from scipy.special import ndtr
+
+    s = check_sigma(sigma)
+    tv = 2.0 * float(ndtr(1.0 / (math.sqrt(2.0) * s))) - 1.0
+    return float(min(1.0, max(model.nu * tv, 1e-300)))
 
 
 def support_estimate(k: int, P) -> float:

@@ -1,0 +1,457 @@
+"""Per-query Private-kNN audits, their composition and summaries (Chadha et al. 2024, §4.2, §6, App. E.4).
+
+Steps 4–5 of the pipeline described in :mod:`ppaudit.experiments.private_knn`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import as_orders, check_positive_int, check_probability
+from ..accounting import private_knn_rdp
+from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
+from ..audit import (
+    ModelSource,
+    audit_query,
+    bonferroni_confidence,
+    compose_candidates,
+    counts_transcript_epsilon,
+    k_cut_lower_bound,
+    paper_counts_from_estimate,
+    rao_blackwell_two_cut,
+    summarize_candidates,
+    two_cut_lower_bound,
+)
+from ..mechanisms.private_knn import (
+    KnnVoteModel,
+    enumerate_knn_output_distributions,
+    knn_conditional_output_probabilities,
+    knn_difference_bound,
+    knn_output_distributions,
+)
+from ..montecarlo import model_noisy_argmax_counts
+from ..rng import job_generator
+from ..vote_models import QUADRATURE_ABS_ERROR, certified_mixture_rdp, mixture_rdp_estimate
+
+__all__ = ["KNN_RDP_COLUMNS", "KnnModelSource", "KNN_AUDIT_META", "audit_knn_model", "audit_knn_crafted", "compose_knn", "summarize_knn", "run_knn_audits", "knn_audit_provenance"]
+
+#: The per-order columns of the per-query table that are composed over queries.
+#: ``two_cut_cp`` is the sound 2-cut audit (``procedure: ours``: Clopper–Pearson on exact or
+#: sampled counts, or the Rao–Blackwellised empirical Bernstein bound); ``two_cut_paper`` the
+#: paper's procedure (equal to ``two_cut_cp`` except where the law is a Monte Carlo estimate).
+KNN_RDP_COLUMNS = ("two_cut_cp", "two_cut_paper", "k_cut", "exact", "exact_lo", "exact_hi", "data_independent")
+
+
+def audit_knn_model(
+    model: KnnVoteModel,
+    sigma: float,
+    trials: int,
+    orders,
+    data_independent,
+    confidence: float = 0.95,
+    rng=None,
+    count_mode: str = "auto",
+    sample_trials: int | None = None,
+    exact: str = "auto",
+    exact_draws: int = 2000,
+    max_tail_mass: float = 1e-11,
+    max_support: int = 100_000,
+    min_nu: float = 0.0,
+    k_cut_method: str = "goodman",
+    selection: str = "split",
+    chunk_size: int | None = None,
+    progress: bool = False,
+    nonenumerable: str = "rao-blackwell",
+    rb_draws: int = 10_000,
+    repetitions: int = 1,
+    delta: float | None = None,
+    rb_displaced: str = "sample",
+) -> pd.DataFrame:
+    """Audit, exact RDP and theory for one query under the Private-kNN model (§4.2, §6).
+
+    Three ways to the audit (column ``audit_method``), all at ``confidence``:
+
+    * ``"exact-enumerated"``: the model's output laws are enumerated with a certified tail
+      (:func:`ppaudit.mechanisms.private_knn.enumerate_knn_output_distributions`) and the counts of
+      ``T = trials`` runs are drawn as ``Multinomial(T, μ̂)`` — the law of ``T`` runs of the
+      truncated model, at a cost independent of ``T`` (``T = 1e8`` as in the paper); the
+      truncation costs ``2·T·τ`` of confidence (``effective_confidence``). 2-cut
+      Clopper–Pearson (App. B). Sound; ``two_cut_paper`` is the same number.
+    * ``"rao-blackwellised"`` (``nonenumerable="rao-blackwell"``, the default where the
+      enumeration does not fit): ``rb_draws`` common draws of ``Mult(k, P_q)`` with the exact
+      conditional output probabilities of both sides
+      (:func:`ppaudit.mechanisms.private_knn.knn_conditional_output_probabilities`) and the sound
+      empirical Bernstein 2-cut of :func:`ppaudit.audit.rao_blackwell_two_cut`
+      (``procedure: ours``, column ``two_cut_cp``). Beside it the paper's procedure
+      (``two_cut_paper``): the Monte Carlo mean treated as the exact law and ``T = trials``
+      counts drawn from it for the Clopper–Pearson 2-cut — it ignores the estimation error and
+      is not a valid bound (``k_cut`` is computed on the same counts). ``exact`` is the
+      Rényi divergence of the Monte Carlo means of the same draws (``exact_se``).
+    * ``"sampled"`` (``nonenumerable="sample"``, or ``count_mode="sample"``): ``sample_trials``
+      simulated runs per side (:func:`ppaudit.montecarlo.model_noisy_argmax_counts`), 2-cut
+      Clopper–Pearson; ``two_cut_paper`` is the same number.
+
+    ``valid_eps_lower``: a valid ε lower bound at ``delta`` for the transcript of
+    ``repetitions`` independent answers (Private-kNN draws a fresh subsample per answer):
+    :func:`ppaudit.audit.rao_blackwell_two_cut` (``num_repeats``) or
+    :func:`ppaudit.audit.counts_transcript_epsilon` on the counts (NaN without ``delta``).
+
+    Args:
+        model: :class:`ppaudit.mechanisms.private_knn.KnnVoteModel` of the query and canary.
+        sigma: noise standard deviation.
+        trials: ``T`` with exact counts and of the paper's procedure on an estimated law.
+        orders: Rényi orders α > 1.
+        data_independent: ``(len(orders),)`` per-query theory RDP
+            (:func:`ppaudit.accounting.private_knn_rdp` with one query).
+        confidence: of the lower bounds.
+        rng: seed / ``SeedSequence`` / generator.
+        count_mode: ``"auto"``, ``"exact"`` (fail if the enumeration is too large) or ``"sample"``.
+        sample_trials: ``T`` when sampling (default: ``trials``).
+        exact: the ``exact`` column from the certified enumeration (``"enumerate"``, with
+            ``exact_lo``/``exact_hi``), the Monte Carlo mixture (``"average"``, with
+            ``exact_se``), or ``"auto"`` (enumerate when it fits).
+        exact_draws: base draws of the Monte Carlo mixture (counts-based paths).
+        max_tail_mass, max_support: budget of the enumeration.
+        min_nu: skip the Monte Carlo (audit bounds 0) when ``ν < min_nu``.
+        k_cut_method, selection, chunk_size, progress: as :func:`ppaudit.audit.audit_query`.
+        nonenumerable: ``"rao-blackwell"`` or ``"sample"``: the audit where the law does not
+            enumerate.
+        rb_draws: ``M`` Rao–Blackwellised draws.
+        rb_displaced: ``"sample"`` (the displaced last vote drawn per draw: two evaluations of
+            Eq. (4) per draw) or ``"sum"`` (summed out exactly: ``1 + |supp P^k_q|``), see
+            :func:`ppaudit.mechanisms.private_knn.knn_conditional_output_probabilities`.
+        repetitions: answers of the query in the transcript (for ``valid_eps_lower``).
+        delta: δ of ``valid_eps_lower``.
+
+    Returns:
+        One row per order: ``order``, :data:`KNN_RDP_COLUMNS`, ``exact_se``, and
+        :data:`KNN_AUDIT_META` (``trials`` is the ``T`` — or the ``M`` draws — the sound audit
+        used; ``paper_trials`` the ``T`` of ``two_cut_paper``).
+
+    Raises:
+        ValueError: a bad option (named in the message).
+    """
+    a = as_orders(orders)
+    di = np.asarray(data_independent, dtype=np.float64)
+    if di.shape != a.shape:
+        raise ValueError(f"data_independent must have one value per order ({a.size}), got shape {di.shape}")
+    mn = float(min_nu)
+    if not (0.0 <= mn <= 1.0):
+        raise ValueError(f"min_nu must be in [0, 1], got {min_nu!r}")
+    if rb_displaced not in ("sum", "sample"):
+        raise ValueError(f"rb_displaced must be 'sum' or 'sample', got {rb_displaced!r}")
+    if nonenumerable not in ("rao-blackwell", "sample"):
+        raise ValueError(f"nonenumerable must be 'rao-blackwell' or 'sample', got {nonenumerable!r}")
+    m_rb = check_positive_int(rb_draws, "rb_draws")
+    reps = check_positive_int(repetitions, "repetitions")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    src = KnnModelSource(model)
+    simulate = model.nu >= mn
+    if (simulate and not model.identical and nonenumerable == "rao-blackwell" and count_mode == "auto"
+            and src.enumerate(sigma, max_tail_mass, max_support) is None):
+        df = _audit_rao_blackwell(model, sigma, trials, a, di, confidence, gen, m_rb, selection, k_cut_method, reps, delta, rb_displaced)
+    else:
+        # "sample" mode draws sample_trials runs (default trials), as the "auto" fallback does.
+        t = check_positive_int(sample_trials, "sample_trials") if (count_mode == "sample" and sample_trials is not None) else trials
+        r = audit_query(
+            src, sigma, t, a, confidence, gen,
+            count_mode=count_mode, sample_trials=sample_trials, exact=exact, exact_draws=exact_draws,
+            max_tail_mass=max_tail_mass, max_support=max_support, k_cut_method=k_cut_method, selection=selection,
+            simulate=simulate, theory={"data_independent": di}, chunk_size=chunk_size, progress=progress,
+        )
+        method = {"exact": "exact-enumerated", "sample": "sampled", "none": "none"}[r.meta["count_mode"]]
+        r.columns["two_cut_paper"] = r.columns["two_cut_cp"]
+        eps = 0.0 if r.counts0 is None else float("nan")
+        if r.counts0 is not None and delta is not None:
+            # same level as the 2-cut: the truncation of an enumerated law is in effective_confidence
+            eps = counts_transcript_epsilon(r.counts0, r.counts1, reps, delta, confidence, rng=gen.spawn(1)[0])
+        r.meta.update(nu=model.nu, audit_method=method, paper_trials=r.meta["trials"], valid_eps_lower=eps)
+        df = r.frame(KNN_RDP_COLUMNS + ("exact_se",), KNN_AUDIT_META)
+    return df
+
+
+def _audit_rao_blackwell(model, sigma, trials, a, di, conf, gen, m_rb, selection, k_cut_method, reps, delta, displaced) -> pd.DataFrame:
+    """The ``"rao-blackwellised"`` row of :func:`audit_knn_model` (sound 2-cut, paper's procedure, exact)."""
+    from ..vote_models.estimate import _StreamingOutputMoments
+
+    g_draw, g_sel, g_paper, g_paper_sel = gen.spawn(4)
+    p, q = knn_conditional_output_probabilities(model, sigma, m_rb, g_draw, displaced=displaced)
+    c = model.num_classes
+    ours = rao_blackwell_two_cut(
+        p, q, a, conf, difference_bound=knn_difference_bound(model, sigma), bias=c * QUADRATURE_ABS_ERROR,
+        selection=selection, rng=g_sel, num_repeats=reps if delta is not None else None, delta=delta,
+    )
+    c0, c1 = paper_counts_from_estimate(p, q, trials, g_paper)
+    paper = two_cut_lower_bound(c0, c1, a, conf, selection=selection, rng=g_paper_sel).lower_bound
+    moments = _StreamingOutputMoments(c)
+    moments.add(p, q)
+    est = mixture_rdp_estimate(moments.estimate(), a)
+    nan = np.full(a.size, np.nan)
+    df = pd.DataFrame({
+        "order": a, "two_cut_cp": ours.lower_bound, "two_cut_paper": paper,
+        "k_cut": k_cut_lower_bound(c0, c1, a, conf, method=k_cut_method),
+        "exact": est["rdp"], "exact_lo": nan, "exact_hi": nan, "data_independent": di, "exact_se": est["se"],
+    })
+    meta = {"nu": model.nu, "simulated": True, "count_mode": "rao-blackwell", "trials": m_rb, "effective_confidence": conf,
+            "exact_method": "average", "tail_mass": np.nan, "support_size": 0, "audit_method": "rao-blackwellised",
+            "paper_trials": int(trials), "valid_eps_lower": ours.epsilon_lower_bound if delta is not None else float("nan")}
+    for k in KNN_AUDIT_META:
+        df[k] = meta[k]
+    return df[["order", *KNN_RDP_COLUMNS, "exact_se", *KNN_AUDIT_META]]
+
+
+#: The metadata columns of :func:`audit_knn_model`, in order: ``audit_method``
+#: (``exact-enumerated`` / ``rao-blackwellised`` / ``sampled`` / ``none``) says how the sound
+#: audit ``two_cut_cp`` was obtained, ``trials`` its ``T`` (counts per side) or ``M`` (draws),
+#: ``paper_trials`` the ``T`` of ``two_cut_paper``; ``valid_eps_lower`` is one number per query.
+KNN_AUDIT_META = ("nu", "simulated", "count_mode", "audit_method", "trials", "paper_trials", "effective_confidence",
+                  "exact_method", "tail_mass", "support_size", "valid_eps_lower")
+
+
+@dataclass
+class KnnModelSource(ModelSource):
+    """Private-kNN's outputs for :func:`ppaudit.audit.audit_query` (Chadha et al. 2024, §6).
+
+    Every trial draws ``H_S = Mult(k, P_q)`` (and ``H_S'`` with the poison's Bernoulli
+    inclusion) from :class:`ppaudit.mechanisms.private_knn.KnnVoteModel`. The subsample is
+    fresh per query, so repeated answers are independent: the per-query composition over
+    queries is exact for Private-kNN (unlike PATE's shared histogram).
+
+    Args:
+        model: the :class:`~ppaudit.mechanisms.private_knn.KnnVoteModel` of one query and canary.
+    """
+
+    model: KnnVoteModel
+    _enumerated: dict = field(default_factory=dict, init=False, repr=False)
+
+    def theory(self, sigma, orders):
+        raise ValueError("Private-kNN's theory is the subsampled Gaussian of the whole mechanism: pass theory={'data_independent': ...}")
+
+    def enumerate(self, sigma, max_tail_mass, max_support):
+        """The certified enumeration (cached per budget: :func:`audit_knn_model` asks first)."""
+        key = (float(sigma), float(max_tail_mass), int(max_support))
+        if key not in self._enumerated:
+            self._enumerated[key] = enumerate_knn_output_distributions(self.model, sigma, max_tail_mass, max_support)
+        return self._enumerated[key]
+
+    def exact_rdp(self, enum, sigma, orders):
+        return certified_mixture_rdp(enum, orders)
+
+    def mixture_rdp(self, sigma, draws, rng, orders):
+        return mixture_rdp_estimate(knn_output_distributions(self.model, sigma, draws, rng), orders)
+
+    def exact_counts(self, enum, sigma, trials, gens):
+        c0 = gens[0].multinomial(trials, enum.p).astype(np.int64)
+        c1 = gens[1].multinomial(trials, enum.q).astype(np.int64)
+        return c0, c1, enum.total_variation_bound()
+
+    def sample_counts(self, sigma, trials, gens, chunk_size, progress):
+        c = self.num_classes
+        c0 = model_noisy_argmax_counts(self.model.sampler("S"), c, sigma, trials, gens[0], chunk_size=chunk_size, progress=progress)
+        c1 = model_noisy_argmax_counts(self.model.sampler("S_prime"), c, sigma, trials, gens[1], chunk_size=chunk_size, progress=progress)
+        return c0, c1
+
+
+def audit_knn_crafted(
+    crafted: KnnCrafted,
+    sigma: float,
+    trials: int,
+    orders,
+    seed: int,
+    experiment: str,
+    gamma: float,
+    confidence: float = 0.95,
+    candidates: Sequence[int] | None = None,
+    bonferroni: bool = True,
+    progress: bool = False,
+    delta: float | None = None,
+    **audit_kwargs,
+) -> pd.DataFrame:
+    """Per-query audits of every candidate canary of a Private-kNN adversary.
+
+    Args:
+        crafted: :func:`ppaudit.adversaries.private_knn.craft_knn`.
+        sigma, trials, orders, confidence: as :func:`audit_knn_model`.
+        seed, experiment: root of the randomness (e.g. ``"knn-fashion-mnist"``).
+        gamma: the subsampling rate (for the theory column).
+        candidates: rows of ``crafted`` to audit (default: all; e.g. one shard per job).
+        bonferroni: run every audit at ``1 − (1 − confidence)/N`` (``N`` audits) so that all
+            hold simultaneously — the worst candidate and the Pois-NatQ sum then hold at
+            ``confidence`` (default; ``False`` is the paper's uncorrected procedure). Columns
+            ``multiplicity`` and ``confidence_per_audit`` record it.
+        progress: tqdm bar over the audits.
+        delta: δ of the per-query ``valid_eps_lower`` (transcript of the query's repetitions).
+        **audit_kwargs: :func:`audit_knn_model` options (``exact_draws``, ``min_nu``,
+            ``nonenumerable``, ``rb_draws``, …).
+
+    Returns:
+        Long table: ``adversary``, ``candidate``, ``key``, ``canary_index``, ``canary_label``,
+        ``query``, ``repetitions`` + the columns of :func:`audit_knn_model`.
+    """
+    from tqdm.auto import tqdm
+
+    a = as_orders(orders)
+    theory = private_knn_rdp(gamma, sigma, a, 1)
+    rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
+    for i in rows:
+        if not 0 <= i < crafted.num_candidates:
+            raise ValueError(f"candidates must lie in [0, {crafted.num_candidates}), got {i}")
+    pairs = [(i, j) for i in rows for j in range(crafted.audit_queries.shape[1])]
+    conf = check_probability(confidence, "confidence")
+    if bonferroni and pairs:
+        conf = bonferroni_confidence(conf, len(pairs))
+    keys = crafted.keys
+    frames = []
+    for i, j in tqdm(pairs, disable=not progress, desc=f"audit {crafted.adversary}", unit="query", mininterval=2.0):
+        q = int(crafted.audit_queries[i, j])
+        df = audit_knn_model(crafted.model(i, j), sigma, trials, a, theory, conf, rng=job_generator(seed, experiment, "audit", keys[i], q),
+                             repetitions=int(crafted.repetitions[i, j]), delta=delta, **audit_kwargs)
+        meta = {"adversary": crafted.adversary, "candidate": i, "key": keys[i], "canary_index": int(crafted.canary_index[i]),
+                "canary_label": int(crafted.canary_label[i]), "query": q, "repetitions": int(crafted.repetitions[i, j])}
+        for pos, (name, value) in enumerate(meta.items()):
+            df.insert(pos, name, value)
+        df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
+        df["confidence_per_audit"] = conf
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Compose one adversary's per-query RDP over its queries and convert to ε (§4.2, §5.4).
+
+    :func:`ppaudit.experiments.private_prediction.compose_candidates` on
+    :data:`KNN_RDP_COLUMNS`; the ``adversary`` column is carried over.
+    """
+    if per_query.empty:
+        raise ValueError("per_query is empty: nothing to compose")
+    advs = per_query["adversary"].unique() if "adversary" in per_query else []
+    if len(advs) > 1:
+        raise ValueError(f"compose one adversary at a time, got {list(advs)}")
+    rdp, eps = compose_candidates(per_query, delta, columns=KNN_RDP_COLUMNS)
+    if len(advs):
+        rdp.insert(0, "adversary", advs[0])
+        eps.insert(0, "adversary", advs[0])
+    return rdp, eps
+
+
+def summarize_knn(eps_by_adversary: Mapping[str, pd.DataFrame], dataset: str, worst_by: str = "two_cut_cp") -> pd.DataFrame:
+    """Worst / max / average case per adversary (§5.4, App. E.4), one tidy table.
+
+    Args:
+        eps_by_adversary: adversary → ``eps`` table of :func:`compose_knn`.
+        dataset: name written into the ``dataset`` column.
+        worst_by: the column that picks the worst candidate (the audit, as in Figs. 25–31).
+
+    Returns:
+        Columns ``dataset``, ``adversary``, ``case`` (``worst``/``max``/``average``),
+        ``column``, ``epsilon``, ``candidate``. ``column`` covers :data:`KNN_RDP_COLUMNS`
+        (RDP audits on the ε scale, Thm 1 conversion) and, when the per-query table had it,
+        ``valid_eps_lower`` (a valid ε lower bound; the largest over a candidate's queries).
+    """
+    frames = []
+    for adv, eps in eps_by_adversary.items():
+        cols = KNN_RDP_COLUMNS + (("valid_eps_lower",) if "eps_valid_eps_lower" in eps else ())
+        s = summarize_candidates(eps, worst_by=worst_by, columns=cols)
+        s.insert(0, "adversary", adv)
+        s.insert(0, "dataset", dataset)
+        frames.append(s)
+    if not frames:
+        raise ValueError("eps_by_adversary is empty")
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_knn_audits(
+    setup: KnnSetup,
+    sigma: float,
+    orders,
+    seed: int,
+    dataset: str,
+    trials: int = 10**8,
+    sample_trials_advq: int = 10**6,
+    sample_trials_natq: int = 10**5,
+    advq_candidates: Sequence[int] | None = None,
+    num_repetitions: int | None = None,
+    adversaries: Sequence[str] = KNN_ADVERSARIES,
+    delta: float = 1e-6,
+    confidence: float = 0.95,
+    natq_candidates: int = 1,
+    s_grid=(20, 200, 1000),
+    progress: bool = False,
+    rb_draws_advq: int = 10_000,
+    rb_draws_natq: int = 1_000,
+    **audit_kwargs,
+) -> dict[str, pd.DataFrame]:
+    """All Private-kNN adversaries of one dataset, end to end (craft → audit → compose → summarise).
+
+    The workflow runs these steps as separate jobs; this is the same computation in one
+    call (small runs, tests). ``trials`` is ``T`` with exact counts; a query whose model is
+    too large to enumerate is audited from ``rb_draws_advq`` / ``rb_draws_natq``
+    Rao–Blackwellised draws (default) or, with ``nonenumerable="sample"``, simulated with
+    ``sample_trials_advq`` / ``sample_trials_natq`` runs (:func:`audit_knn_model`).
+
+    Returns:
+        ``{"per_query", "rdp", "eps", "summary"}`` tidy tables (``adversary`` column in each).
+    """
+    per_query, rdps, epss = [], [], {}
+    for adv in adversaries:
+        crafted = craft_knn(adv, setup, num_repetitions, advq_candidates if adv.endswith("advq") else None, natq_candidates, s_grid)
+        ts = sample_trials_advq if adv.endswith("advq") else sample_trials_natq
+        rb = rb_draws_advq if adv.endswith("advq") else rb_draws_natq
+        pq = audit_knn_crafted(crafted, sigma, trials, orders, seed, f"knn-{dataset}", setup.gamma, confidence, progress=progress,
+                               sample_trials=ts, rb_draws=rb, delta=delta, **audit_kwargs)
+        pq["expected_inclusions"] = pq["candidate"].map(dict(enumerate(crafted.expected_inclusions)))
+        rdp, eps = compose_knn(pq, delta)
+        eps["expected_inclusions"] = eps["candidate"].map(dict(enumerate(crafted.expected_inclusions)))
+        per_query.append(pq)
+        rdps.append(rdp)
+        epss[adv] = eps
+    summary = summarize_knn(epss, dataset)
+    return {"per_query": pd.concat(per_query, ignore_index=True), "rdp": pd.concat(rdps, ignore_index=True),
+            "eps": pd.concat(list(epss.values()), ignore_index=True), "summary": summary}
+
+
+
+def knn_audit_provenance(per_query: pd.DataFrame, confidence: float) -> dict:
+    """How one adversary's audits were made, for ``summary.csv`` (issue 13 §3).
+
+    Args:
+        per_query: the table of :func:`audit_knn_crafted` (one adversary).
+        confidence: the confidence asked for (before any correction).
+
+    Returns:
+        ``audit_method`` (``"method×count; …"`` over the audited (candidate, query) pairs),
+        ``trials_used`` (per method the ``T`` counts per side, or the ``M`` Rao–Blackwellised
+        draws, min–max), ``paper_trials`` (``T`` of ``two_cut_paper``, min–max),
+        ``confidence_per_audit`` and ``effective_confidence``: with Bonferroni, the probability
+        that every per-query bound holds together, ``1 − Σ_audits (1 − effective_confidence_i)``
+        (the union bound; ``confidence`` when nothing was truncated); without (the paper's
+        uncorrected procedure), the smallest per-audit level (no simultaneous guarantee).
+
+    Raises:
+        ValueError: a table without the audit metadata.
+    """
+    need = {"candidate", "query", "audit_method", "trials", "paper_trials", "effective_confidence"}
+    if not need <= set(per_query.columns):
+        raise ValueError(f"per_query lacks columns {sorted(need - set(per_query.columns))}")
+    first = per_query.drop_duplicates(["candidate", "query"])
+    unit = {"exact-enumerated": "T", "sampled": "T", "rao-blackwellised": "M", "none": "T"}
+
+    def rng_of(v):
+        lo, hi = int(v.min()), int(v.max())
+        return f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+
+    methods = first["audit_method"].value_counts()
+    used = "; ".join(f"{m}: {unit.get(m, 'T')}={rng_of(first.loc[first['audit_method'] == m, 'trials'])}" for m in methods.index if m != "none")
+    sim = first[first["audit_method"] != "none"]
+    paper = rng_of(sim["paper_trials"]) if len(sim) else "0"
+    eff = 1.0 - float(np.sum(1.0 - first["effective_confidence"].to_numpy(dtype=float)))
+    per = float(per_query["confidence_per_audit"].iloc[0]) if "confidence_per_audit" in per_query else float(confidence)
+    return {"audit_method": "; ".join(f"{m}×{n}" for m, n in methods.items()), "trials_used": used or "none",
+            "paper_trials": paper, "confidence_per_audit": per,
+            # Bonferroni (per-audit level above the target): all audits hold together by the union
+            # bound; uncorrected (the paper's procedure): only each audit's own level holds
+            "effective_confidence": max(eff, 0.0) if per > float(confidence) else float(first["effective_confidence"].min())}
