@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from ppaudit.accounting import rdp_to_dp
+from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -32,7 +33,9 @@ def run_snakemake(*args: str, timeout: float = 900) -> subprocess.CompletedProce
 
 
 def tiny_pc() -> dict:
-    return yaml.safe_load(TINY.read_text())["chadha2024"]["pate_capc"]
+    """chadha2024.pate_capc of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
+    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
+    return {**chadha.get("audit_defaults", {}), **chadha["pate_capc"]}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,7 @@ def test_fig3_fig4_files_and_panels(run_dir):
         assert np.isfinite(csv["epsilon"]).all(), csv
         # Thm 1 conversions of RDP curves are never below the floor ε of the zero curve (> 0);
         # the exact ε (PLD) and the valid ε lower bound are real ε values (≥ 0, 0 = nothing)
-        real = csv["column"].isin(["exact_eps_pld", "valid_eps_lower"])
+        real = csv["column"].isin(REAL_EPS_COLUMNS)
         assert (csv.loc[~real, "epsilon"] > 0).all() and (csv.loc[real, "epsilon"] >= 0).all(), csv
         # per algorithm: one data-independent bar, then per adversary the paper's and the sound bars
         per_adv = {"data_dependent", "exact", "exact_transcript", "two_cut_cp", "two_cut_transcript", "valid_eps_lower"}
@@ -78,6 +81,8 @@ def test_fig3_fig4_files_and_panels(run_dir):
                 assert per_adv <= have, (algo, adv, have)
                 assert ("exact_eps_pld" in have) == adv.endswith("advq"), (algo, adv, have)  # one query: PLD of its transcript
         assert csv["bar"].str.contains("paper: per-query composition").any() and csv["bar"].str.contains("sound: transcript").any()
+        # Fig. 4: the joint transcript (all natural queries on one training draw) beside the per-query sum
+        assert ("two_cut_joint" in set(csv["column"])) == (fig == "fig4")
 
 
 @pytest.mark.workflow
@@ -123,6 +128,16 @@ def test_per_query_audits_are_lower_bounds_and_theory_upper_bounds(run_dir):
             assert (pq["multiplicity"] == "bonferroni").all() and (pq["fit_procedure"] == "ours").all()
             summary = pd.read_csv(d / "summary.csv")
             assert set(summary["case"]) == {"worst", "max", "average", "control"}
+            # the joint Pois-NatQ audit: a lower bound never above its certified cap nor the enumerated exact value
+            joint = pd.read_csv(d / "joint.csv")
+            assert joint.empty == (adv != "pois-natq"), joint
+            if not joint.empty:
+                assert (joint["procedure"] == "ours").all()
+                assert (joint["two_cut_joint"] <= joint["joint_cap"].fillna(np.inf) * (1 + 1e-6) + 1e-9).all(), joint
+                enum = joint["joint_method"] == "enumerate"
+                assert (joint.loc[enum, "two_cut_joint"] <= joint.loc[enum, "exact_joint"] * (1 + 1e-6) + 1e-9).all(), joint
+                assert (joint.loc[enum, "exact_joint"] <= joint.loc[enum, "joint_cap"] * (1 + 1e-6) + 1e-9).all(), joint
+                assert {"two_cut_joint", "exact_joint", "joint_cap", "valid_eps_lower_joint"} <= set(summary["column"])
             # the null canary (a canary not in the training data) audits at the floor
             ctl = summary[(summary["case"] == "control") & summary["column"].isin(["two_cut_cp", "exact", "two_cut_transcript"])]
             np.testing.assert_allclose(ctl["epsilon"], ctl["eps_floor"], rtol=1e-9)
@@ -153,8 +168,15 @@ def test_findings_table_concatenates_the_parts(run_dir):
     # the soundness rows of issue 13: paper audit vs transcript cap, and the null-canary control at the floor
     for algo in ("pate", "capc"):
         t = table[table["algo"] == algo]
-        assert {"paper audit<=transcript cap", "null canary at floor"} <= set(t["finding"])
+        assert {"paper audit<=transcript cap", "null canary at floor", "joint transcript audit<=joint cap",
+                "stand-in teachers (accuracy, consensus)"} <= set(t["finding"])
         assert t.loc[t["finding"] == "null canary at floor", "holds"].all()
+        assert t.loc[t["finding"] == "joint transcript audit<=joint cap", "holds"].all()
+        # the stand-in teachers: accuracy and consensus per dataset, the paper states none of them
+        teach = t[t["finding"] == "stand-in teachers (accuracy, consensus)"]
+        assert set(teach["dataset"]) == {"digits"} and teach["note"].str.contains("paper: not stated").all()
+        acc = float(teach["values"].iloc[0].split(";")[0].split("=")[1])
+        assert 0.0 <= acc <= 1.0
     # the data-independent bound is the top of every chain
     chain = table[(table["finding"] == "audit<=exact<=dd<=di") & table["algo"].isin(["pate", "capc"])]
     for values in chain["values"]:

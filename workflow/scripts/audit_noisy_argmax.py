@@ -3,14 +3,22 @@
 Params: sigma, trials, sample_trials, orders, confidence, count_mode, exact, bonferroni, transcript,
 transcript_max_work, transcript_mc_draws, transcript_trials, delta, seed. Every candidate's null-canary control is audited too
 (rows ``control = True``).
-Output: ``per_query`` (ppaudit.experiments.private_prediction.audit_crafted).
+Outputs: ``per_query`` (ppaudit.experiments.private_prediction.audit_crafted); ``joint`` — for
+Pois-NatQ with ``transcript`` on, the joint audit of all natural queries on one training draw
+(ppaudit.experiments.pate_capc_joint.joint_natq_audit, from the twin-paired joint vote vectors
+of input ``votes_S_prime``); an empty table (header only) for the AdvQ adversaries, whose
+transcript audit is already in ``per_query``.
 """
 
 import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_noisy_argmax")  # noqa: F821
 
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
+from ppaudit.experiments.pate_capc_joint import JOINT_EPS_COLUMNS, JOINT_RDP_COLUMNS, joint_natq_audit  # noqa: E402
 from ppaudit.experiments.private_prediction import audit_crafted  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.montecarlo import device_scope  # noqa: E402
@@ -30,3 +38,14 @@ with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 
 log.info("audited %d (candidate, query) pairs; exact methods %s", table[["candidate", "query"]].drop_duplicates().shape[0],
          table["exact_method"].value_counts().to_dict())
 write_csv(table, snakemake.output.per_query)  # noqa: F821
+joint = None
+if w.adversary == "pois-natq" and p.transcript:
+    with np.load(snakemake.input.votes_S_prime) as z:  # noqa: F821
+        votes_twin, votes_canary = z["votes_twin"], z["votes_S_prime"]
+    joint = joint_natq_audit(fit, crafted, votes_twin, votes_canary, p.sigma, list(p.orders), p.seed, f"chadha_{w.algo}_{w.dataset}_{w.adversary}",
+                             trials=p.transcript_trials, confidence=p.confidence, bonferroni=p.bonferroni, delta=p.delta,
+                             mc_draws=p.transcript_mc_draws)
+    log.info("joint transcript audit:\n%s", joint.to_string(index=False))
+if joint is None or joint.empty:
+    joint = pd.DataFrame(columns=["candidate", "key", "order", *JOINT_RDP_COLUMNS, *JOINT_EPS_COLUMNS])
+write_csv(joint, snakemake.output.joint)  # noqa: F821

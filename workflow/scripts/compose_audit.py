@@ -1,6 +1,10 @@
 """Snakemake script of rule compose_audit: compose per-query RDP over the queries, ε at δ,
 worst and average case over the candidates (§4.2, §5.4, App. E).
 
+Inputs: ``per_query`` and ``joint`` (the joint Pois-NatQ audit, empty for AdvQ; its rows
+``two_cut_joint``, ``exact_joint``, ``joint_cap``, ``valid_eps_lower_joint``,
+``exact_eps_pld_joint`` — "sound: joint transcript" — join the summary, worst case = the same
+candidate as the per-query worst).
 Outputs: ``rdp`` and ``eps`` (compose_candidates), ``summary`` (summarize_candidates plus
 the columns algo, dataset, model, adversary, sigma, num_teachers, trials, num_queries,
 source, delta, eps_floor, and from the per-query table: N_g, N_g' (num_instantiations,
@@ -16,12 +20,18 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "compose_audit")  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.audit import compose_candidates, summarize_candidates  # noqa: E402
+from ppaudit.experiments.pate_capc_joint import joint_summary_rows  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 per_query = pd.read_csv(snakemake.input.per_query)  # noqa: F821
 rdp, eps = compose_candidates(per_query, delta=p.delta)
 summary = summarize_candidates(eps)
+# the joint Pois-NatQ audit (one training draw for all natural queries), for the same worst candidate
+joint = pd.read_csv(snakemake.input.joint)  # noqa: F821
+if not joint.empty:
+    worst = summary.loc[(summary["case"] == "worst") & (summary["column"] == "two_cut_cp"), "candidate"]
+    summary = pd.concat([summary, joint_summary_rows(joint, p.delta, int(worst.iloc[0]) if len(worst) else None)], ignore_index=True)
 meta = {
     "algo": w.algo, "dataset": w.dataset, "model": w.model, "adversary": w.adversary, "sigma": float(w.sigma),
     "num_teachers": p.num_teachers, "trials": p.trials, "num_queries": p.num_queries, "source": p.source,

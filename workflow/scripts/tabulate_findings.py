@@ -1,18 +1,28 @@
 """Snakemake script of rule tabulate_findings: the orderings of §5.4 checked for one algorithm
-(ppaudit.experiments.pate_capc_findings.findings_rows). Output: ``findings``."""
+(ppaudit.experiments.pate_capc_findings.findings_rows), then one row per dataset with the
+stand-in teachers' accuracy and consensus (teacher_properties / teacher_rows; inputs ``votes``
+and ``queries`` in the order of params ``datasets``, with ``sigmas`` and ``models``).
+Output: ``findings``."""
 
 import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_findings")  # noqa: F821
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.pate_capc_findings import findings_rows  # noqa: E402
+from ppaudit.experiments.pate_capc_findings import findings_rows, teacher_properties, teacher_rows  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 algo = snakemake.wildcards.algo  # noqa: F821
 summary = pd.read_csv(snakemake.input.summary)  # noqa: F821
 other = pd.read_csv(snakemake.input.other[0]) if snakemake.input.other else None  # noqa: F821
 rows = findings_rows(summary, algo, snakemake.params.floor, other=other, other_algo=snakemake.params.other_algo or None)  # noqa: F821
+p = snakemake.params  # noqa: F821
+props = {}
+for ds, sigma, votes, queries in zip(p.datasets, p.sigmas, snakemake.input.votes, snakemake.input.queries):  # noqa: F821
+    with np.load(votes) as z, np.load(queries) as q:
+        props[ds] = teacher_properties(z["votes_S"], q["labels"], int(z["num_classes"]), sigma)
+rows = pd.concat([rows, teacher_rows(props, algo, dict(zip(p.datasets, p.models)))], ignore_index=True)
 log.info("findings:\n%s", rows.to_string(index=False))
 write_csv(rows, snakemake.output.findings)  # noqa: F821

@@ -27,6 +27,11 @@ one histogram, so they are not independent and the composed number can exceed a 
    bound of the transcript at δ). Threshold sets of the likelihood-ratio statistic are the
    candidate output sets ``O``.
 
+A *transcript source* (an object with its own ``sample_transcripts`` and
+``transcript_statistic``, e.g. :class:`ppaudit.vote_models.joint.JointNaturalQueryModel`: the
+Pois-NatQ transcript of all natural queries on one training draw) replaces steps 1–2; step 3
+is the same code.
+
 Each of the two bounds holds at the stated confidence on its own (they use the same counts;
 they are not claimed simultaneously).
 """
@@ -271,7 +276,12 @@ def transcript_audit(
 
     Args:
         model: a :class:`ppaudit.vote_models.NeighbouringVoteModel` (``H_S``, ``H_S'`` of one
-            query; a fixed pair is a model with no random voters).
+            query; a fixed pair is a model with no random voters), or a *transcript source*:
+            an object with ``num_classes``, ``sample_transcripts(which, sigma, num_repeats,
+            trials, rng) -> (trials, d)`` and ``transcript_statistic(sigma, num_repeats, rng,
+            pilot_trials, statistic, max_support=...) -> (f, kind)`` — e.g. the joint
+            Pois-NatQ model :class:`ppaudit.vote_models.joint.JointNaturalQueryModel`, one
+            training draw shared by all natural queries. Step 3 (bins, 2-cut, Eq. (1)) is the same.
         sigma: noise standard deviation of the noisy argmax, > 0.
         num_repeats: ``n ≥ 1`` answers per transcript.
         trials: ``T ≥ 1`` audit transcripts per side.
@@ -305,15 +315,20 @@ def transcript_audit(
     g_pilot, g_bins, g_audit, g_select = gen.spawn(4)
     c = model.num_classes
     pilot = max(1000, round(frac * t))
-    stat, kind = transcript_statistic(model, s, n, g_pilot, cache_answers, statistic, pilot, max_support=max_support,
-                                      evaluations=2 * (t + pilot))
-    samplers = (model.sampler("S"), model.sampler("S_prime"))
-    pilot_scores = np.concatenate([stat(sample_transcript_counts(m, c, s, n, pilot, g_bins, cache_answers)) for m in samplers])
+    if hasattr(model, "sample_transcripts"):  # a transcript source (e.g. the joint Pois-NatQ model): its own draws and statistic
+        if cache_answers:
+            raise ValueError("cache_answers applies to a vote model's repeated query, not to a transcript source")
+        stat, kind = model.transcript_statistic(s, n, g_pilot, pilot, statistic, max_support=max_support)
+        draw = lambda which, m, g: model.sample_transcripts(which, s, n, m, g)
+    else:
+        stat, kind = transcript_statistic(model, s, n, g_pilot, cache_answers, statistic, pilot, max_support=max_support,
+                                          evaluations=2 * (t + pilot))
+        draw = lambda which, m, g: sample_transcript_counts(model.sampler(which), c, s, n, m, g, cache_answers)
+    pilot_scores = np.concatenate([stat(draw(w, pilot, g_bins)) for w in ("S", "S_prime")])
     edges = score_bin_edges(pilot_scores, num_bins)
     counts = [
-        np.bincount(np.searchsorted(edges, stat(sample_transcript_counts(m, c, s, n, t, g_audit, cache_answers)), side="right"),
-                    minlength=edges.size + 1)
-        for m in samplers
+        np.bincount(np.searchsorted(edges, stat(draw(w, t, g_audit)), side="right"), minlength=edges.size + 1)
+        for w in ("S", "S_prime")
     ]
     eps = float("nan")
     if edges.size == 0:  # every pilot score equal: nothing to separate

@@ -11,6 +11,12 @@
   converts to (it depends only on the orders and δ): an audit at this value detected nothing.
 * :func:`findings_rows` — the paper's orderings (§5.4) checked on summary tables; a check
   that fails is reported with its numbers, never dropped.
+* :func:`teacher_properties` / :func:`teacher_rows` — what the stand-in teachers of the run
+  are (issue 16 §3): mean teacher test accuracy, plurality (aggregate) accuracy and consensus,
+  the properties the paper's argument relies on ("easy queries where teachers concur", §5.4).
+  The paper states none of these numbers for its PATE / CaPC teachers (§5.1–5.2, App. D.1 give
+  only architectures and optimiser), so no row of ``workflow/data/paper_numbers.csv`` holds
+  them and the rows say "paper: not stated".
 """
 
 from __future__ import annotations
@@ -22,7 +28,13 @@ import pandas as pd
 from ..adversaries import pooled_vote_counts
 from ..audit import epsilon_floor  # re-exported: it lives in ppaudit.audit.composition
 
-__all__ = ["select_candidates", "epsilon_floor", "findings_rows", "FINDINGS_COLUMNS"]
+__all__ = ["select_candidates", "epsilon_floor", "findings_rows", "FINDINGS_COLUMNS", "teacher_properties", "teacher_rows",
+           "CONSENSUS_REGIME"]
+
+#: Our reading of "the paper's regime" for PATE / CaPC teachers (the paper states no value): on
+#: average a majority of the teachers cast the top vote (mean top-vote share ≥ 0.5) and the
+#: plurality vote is at least as accurate as the mean teacher.
+CONSENSUS_REGIME = 0.5
 
 FINDINGS_COLUMNS = ("dataset", "algo", "finding", "adversary", "case", "values", "holds", "at_floor", "note")
 
@@ -81,12 +93,89 @@ def _sound(summary: pd.DataFrame, ds: str, adv: str) -> tuple[str, str, str]:
     """The audit and exact columns the orderings use: the sound transcript-level ones when the
     summary has them (issue 13 §1), else the paper's per-query composition."""
     have = set(summary.loc[(summary["dataset"] == ds) & (summary["adversary"] == adv), "column"])
+    if "two_cut_joint" in have:  # Pois-NatQ: all natural queries on one training draw
+        for col, extra in (("exact_joint", ""), ("joint_cap", " (exact: its certified cap)")):
+            if col in have and np.isfinite(_eps(summary, ds, adv, col)):
+                return "two_cut_joint", col, "sound: joint transcript" + extra
+        exact = "exact_transcript" if "exact_transcript" in have else "exact"
+        return "two_cut_joint", exact, "audit: sound joint transcript; exact: per-query sum (the joint model did not enumerate)"
     audit = "two_cut_transcript" if "two_cut_transcript" in have else "two_cut_cp"
     exact = "exact_transcript" if "exact_transcript" in have else "exact"
     label = "sound: transcript" if exact == "exact_transcript" else "paper: per-query composition"
     if audit == "two_cut_cp" and exact == "exact_transcript":
         label = "audit: paper per-query composition; exact: sound transcript"
     return audit, exact, label
+
+
+def _transcript_cap(summary: pd.DataFrame, ds: str, adv: str) -> tuple[str, float, str]:
+    """The tightest valid upper bound on the transcript's ε-scale RDP the summary holds, and why.
+
+    ``transcript_cap`` is ``D_α(H_S ‖ H_S')`` (data processing over the shared histogram); it is
+    infinite when the canary voter puts mass on a class that neither its twin nor any other
+    teacher votes for on the query (then ``H_S'`` has histograms ``H_S`` never has). The
+    transcript law's own divergence is finite: its certified upper end ``exact_transcript_hi``
+    (the enumerated answer-count laws, :func:`ppaudit.vote_models.transcript_rdp`) is also a
+    valid cap — for Pois-NatQ the per-query sum of it assumes independent training runs, so the
+    joint cap ``joint_cap`` (one training draw for all queries, joint quasi-convexity) is used
+    when present. Never a finite number that is not an upper bound: a Monte Carlo estimate
+    (``exact_transcript_hi`` NaN) is not used.
+    """
+    cap = _eps(summary, ds, adv, "transcript_cap")
+    hi = _eps(summary, ds, adv, "exact_transcript_hi")
+    joint = _eps(summary, ds, adv, "joint_cap")
+    if np.isfinite(joint):  # alone: the per-query sums of the other caps are caps only under independent training runs
+        return "joint transcript cap", joint, ("cap: the certified joint cap of all natural queries on one training draw (joint quasi-convexity; "
+                                               "the per-query sum assumes independent training runs)")
+    why = []
+    if adv == "pois-natq":
+        why.append("per-query sum over the natural queries (a cap only if each query had its own training run)")
+    if np.isposinf(cap):
+        why.append("D_α(H_S‖H_S') is infinite here: the fitted canary voter puts mass on a class that neither its twin nor any other teacher "
+                   "votes for on the query, so H_S' has histograms H_S never has")
+    if np.isfinite(hi) and hi < cap:
+        why.append("cap used: the certified upper end of the exact transcript RDP (enumerated answer-count laws; certified up to the "
+                   "quadrature error of Eq. (4)), a valid upper bound")
+        return "transcript law cap", hi, "; ".join(why)
+    if np.isposinf(cap):
+        why.append("the transcript law was not enumerated (no certified finite cap): the row is uninformative")
+        return "transcript cap", cap, "; ".join(why)
+    why.append("cap: D_α(H_S‖H_S') of the shared histogram (data processing)")
+    return "transcript cap", cap, "; ".join(why)
+
+
+def _joint_row(summary: pd.DataFrame, ds: str, algo: str, adv: str, floor: float, le) -> dict:
+    """Pois-NatQ: the paper's per-query sum beside the joint transcript (one training draw)."""
+    vals = {c: _eps(summary, ds, adv, c) for c in ("two_cut_cp", "two_cut_joint", "exact", "exact_joint", "joint_cap",
+                                                  "valid_eps_lower_joint", "exact_eps_pld_joint")}
+    pairs = [("sound: joint transcript audit", vals["two_cut_joint"])]
+    cap = vals["joint_cap"] if np.isfinite(vals["joint_cap"]) else vals["exact_joint"]
+    pairs.append(("joint cap" if np.isfinite(vals["joint_cap"]) else "exact joint (estimate)", cap))
+    note = (f"paper: per-query composition audit = {vals['two_cut_cp']:.4g}, exact per-query sum = {vals['exact']:.4g} "
+            f"(the sum assumes an independent training run per natural query); sound: joint transcript exact = {vals['exact_joint']:.4g}, "
+            f"valid ε lower bound (Eq. 1) = {vals['valid_eps_lower_joint']:.4g}, exact ε (PLD) = {vals['exact_eps_pld_joint']:.4g}. "
+            "Joint model: the canary teacher's and its twin's joint vote vectors of the N_g' instantiations, the other teachers per the fitted "
+            "model independently per query (their own dependence across queries is not modelled). RDP values on the ε scale (Thm 1).")
+    return _row(ds, algo, "joint transcript audit<=joint cap", adv, "worst", pairs, le(pairs[0][1], pairs[1][1]), floor, note=note)
+
+
+def _floor_note(summary: pd.DataFrame, ds: str, adv: str) -> str:
+    """Why an audit sits at the zero-RDP floor: sampled T against the effect size (issue 13 §4)."""
+    sel = summary[(summary["dataset"] == ds) & (summary["adversary"] == adv)]
+    if not {"trials_used_max", "count_modes", "confidence_per_audit"} <= set(sel.columns) or sel.empty:
+        return ""
+    from scipy.stats import norm
+
+    t = int(sel["trials_used_max"].iloc[0])
+    modes = str(sel["count_modes"].iloc[0])
+    z = float(norm.ppf(float(sel["confidence_per_audit"].iloc[0])))
+    if t <= 0:
+        return ""
+    return (f"Audit at the floor: T = {t} trials per query ({modes} counts). With T trials per side the 2-cut only resolves per-answer "
+            f"probability gaps above about 2z·sqrt(p(1−p)/T) (z = {z:.2f} at the per-audit confidence), i.e. per-answer RDP above "
+            f"≈ 2αz²/T = {2 * z * z / t:.2g}·α; a fitted model whose per-answer effect is below this resolution is not detected (its exact "
+            "per-answer RDP is column exact of per_query.csv). More trials or exact counts (enumerable models) are "
+            "needed; a Rao–Blackwellised sound audit of non-enumerable models is the other route (ppaudit.audit.rao_blackwell), not "
+            "repeated here.")
 
 
 def findings_rows(
@@ -148,17 +237,25 @@ def findings_rows(
                 ng_note = f"N_g = {sel['num_instantiations'].iloc[0]}, N_g' = {sel['num_canary_instantiations'].iloc[0]}. "
             ca, ce, label = _sound(summary, ds, adv)
             a, e, dd, di = (_eps(summary, ds, adv, c) for c in (ca, ce, "data_dependent", "data_independent"))
-            rows.append(_row(ds, algo, "audit<=exact<=dd<=di", adv, "worst", [("audit", a), ("exact", e), ("dd", dd), ("di", di)],
-                             le(a, e) and le(e, dd) and le(dd, di), floor, note=f"{label}. {ng_note}".strip()))
+            chain = _row(ds, algo, "audit<=exact<=dd<=di", adv, "worst", [("audit", a), ("exact", e), ("dd", dd), ("di", di)],
+                         le(a, e) and le(e, dd) and le(dd, di), floor, note=f"{label}. {ng_note}".strip())
+            if le(a, floor):  # the audit detected nothing: say why
+                why = ("Audit and exact value at the floor: the canary changes no vote of the fitted model (nothing to detect)."
+                       if le(e, floor) else _floor_note(summary, ds, adv))
+                chain["note"] = f"{chain['note']} {why}".strip()
+            rows.append(chain)
             if "transcript_cap" in set(sel["column"]):
-                pa, cap = _eps(summary, ds, adv, "two_cut_cp"), _eps(summary, ds, adv, "transcript_cap")
+                pa = _eps(summary, ds, adv, "two_cut_cp")
+                name, cap, why = _transcript_cap(summary, ds, adv)
                 excess = pa - cap
-                note = (f"the paper's composed audit exceeds the cap by {excess:.4g} in ε (RDP audit on the ε scale, Thm 1 conversion)"
-                        if excess > 0 else f"below the cap by {-excess:.4g} in ε")
-                if np.isposinf(cap):
-                    note += " (the cap is infinite: the fitted canary voter puts mass on a class its twin never votes for)"
-                rows.append(_row(ds, algo, "paper audit<=transcript cap", adv, "worst", [("paper composed audit", pa), ("transcript cap", cap)],
-                                 bool(pa <= cap * (1 + tol) + tol), floor, note=note, allow_inf=True))
+                if excess > 0:
+                    note = f"the paper's composed audit exceeds the cap by {excess:.4g} in ε (RDP audit on the ε scale, Thm 1 conversion)"
+                else:
+                    note = f"below the cap by {-excess:.4g} in ε" if excess < 0 else "equal to the cap in ε"
+                rows.append(_row(ds, algo, "paper audit<=transcript cap", adv, "worst", [("paper composed audit", pa), (name, cap)],
+                                 bool(pa <= cap * (1 + tol) + tol), floor, note=f"{note}. {why}", allow_inf=True))
+            if "two_cut_joint" in set(sel["column"]):
+                rows.append(_joint_row(summary, ds, algo, adv, floor, le))
             if "control" in set(sel["case"]):
                 ca_, ce_ = _eps(summary, ds, adv, "two_cut_cp", "control"), _eps(summary, ds, adv, "exact", "control")
                 at = le(ca_, floor) and le(ce_, floor)
@@ -188,4 +285,90 @@ def findings_rows(
                     _row(ds, algo, "pois-natq<<advq", "pois-natq", "worst", [(f"pois-natq {kind}", nat), (f"{natq_factor:g}·max advq {kind}", natq_factor * adv_max)],
                          le(nat, natq_factor * adv_max), floor, note=f"'≪' read as ≤ {natq_factor:g}× the larger AdvQ value; sound columns where present")
                 )
+    return pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))
+
+
+def teacher_properties(votes_S, labels, num_classes: int, sigma: float | None = None) -> dict:
+    """Accuracy and consensus of the teachers of ``S`` on the query set (issue 16 §3).
+
+    Chadha et al. 2024, §5.4: natural queries cost less privacy because of the "easy" queries
+    "where teachers concur"; the data-dependent analysis of Papernot et al. (2018) pays off only
+    under consensus. These are the properties of the stand-in teachers that the argument uses.
+
+    Args:
+        votes_S: ``(N_g, k, n_queries)`` teacher votes (``votes_S.npz`` of rule train_teachers).
+        labels: ``(n_queries,)`` true labels of the queries.
+        num_classes: ``C``.
+        sigma: noise of the noisy argmax (optional: adds its exact expected accuracy, Eq. (4)).
+
+    Returns:
+        ``{"mean_teacher_accuracy", "plurality_accuracy", "mean_top_vote_share",
+        "frac_top_share_ge_half", "noisy_argmax_accuracy" (NaN without sigma), "num_teachers",
+        "num_instantiations", "num_queries"}`` — means over instantiations and queries; the
+        plurality takes the smallest class on ties.
+
+    Raises:
+        ValueError: bad shapes or labels out of range.
+    """
+    v = np.asarray(votes_S, dtype=np.int64)
+    y = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if v.ndim != 3 or v.shape[2] != y.size:
+        raise ValueError(f"votes_S must be (N_g, k, {y.size}) for {y.size} labels, got {v.shape}")
+    c = int(num_classes)
+    if y.size and (y.min() < 0 or y.max() >= c or v.min() < 0 or v.max() >= c):
+        raise ValueError(f"votes and labels must lie in [0, {c})")
+    ng, k, nq = v.shape
+    hist = np.zeros((ng, nq, c), dtype=np.int64)
+    for g in range(ng):
+        for j in range(nq):
+            hist[g, j] = np.bincount(v[g, :, j], minlength=c)
+    top = hist.max(axis=2) / k
+    noisy = np.nan
+    if sigma is not None:
+        from ..noisy_argmax import class_probabilities
+
+        probs = class_probabilities(hist.reshape(-1, c).astype(np.float64), float(sigma)).reshape(ng, nq, c)
+        noisy = float(np.take_along_axis(probs, np.broadcast_to(y[None, :, None], (ng, nq, 1)), axis=2).mean())
+    return {
+        "mean_teacher_accuracy": float((v == y[None, None, :]).mean()),
+        "plurality_accuracy": float((hist.argmax(axis=2) == y[None, :]).mean()),
+        "mean_top_vote_share": float(top.mean()),
+        "frac_top_share_ge_half": float((top >= 0.5).mean()),
+        "noisy_argmax_accuracy": noisy,
+        "num_teachers": int(k),
+        "num_instantiations": int(ng),
+        "num_queries": int(nq),
+    }
+
+
+def teacher_rows(properties: dict, algo: str, models: dict | None = None) -> pd.DataFrame:
+    """One findings row per dataset: the stand-in teachers' properties beside the paper's (issue 16 §3).
+
+    The paper states no teacher accuracy or consensus for PATE / CaPC (§5.1–5.2, App. D.1), so
+    the paper's column is empty ("paper: not stated") and ``workflow/data/paper_numbers.csv``
+    has no row for them. ``holds`` is our regime check (:data:`CONSENSUS_REGIME`): mean
+    top-vote share ≥ 0.5 and plurality accuracy ≥ mean teacher accuracy; the note says when the
+    stand-in is out of it.
+
+    Args:
+        properties: ``{dataset: teacher_properties(...)}``.
+        algo: written in the rows.
+        models: ``{dataset: teacher model name}`` for the note.
+
+    Returns:
+        Columns :data:`FINDINGS_COLUMNS`.
+    """
+    rows = []
+    for ds in sorted(properties):
+        p = properties[ds]
+        inside = p["mean_top_vote_share"] >= CONSENSUS_REGIME and p["plurality_accuracy"] >= p["mean_teacher_accuracy"]
+        values = "; ".join(f"{n}={p[n]:.4g}" for n in ("mean_teacher_accuracy", "plurality_accuracy", "noisy_argmax_accuracy",
+                                                        "mean_top_vote_share", "frac_top_share_ge_half"))
+        model = (models or {}).get(ds, "")
+        note = (f"stand-in: {model + ' ' if model else ''}teachers, k = {p['num_teachers']}, N_g = {p['num_instantiations']}, "
+                f"{p['num_queries']} queries; paper: not stated (§5.1–5.2, App. D.1 give only LeNet-5 / WRN-16-4 teachers, k = 250 / 200; "
+                f"no paper_numbers.csv row). Regime (ours): mean top-vote share ≥ {CONSENSUS_REGIME:g} and plurality ≥ mean teacher accuracy — "
+                + ("in regime." if inside else "OUT of the regime the paper's consensus argument (§5.4) relies on: read its orderings with care."))
+        rows.append({"dataset": ds, "algo": algo, "finding": "stand-in teachers (accuracy, consensus)", "adversary": "", "case": "",
+                     "values": values, "holds": bool(inside), "at_floor": False, "note": note})
     return pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))

@@ -50,6 +50,11 @@ stage adds the sound transcript-level values (``procedure: ours``): the exact RD
 ``n_Q``-answer transcript, its histogram cap, its exact ε (PLD), the transcript-level 2-cut
 audit and a valid ε lower bound (Eq. (1)). Deterministic CaPC, PromptPATE and Private-kNN
 (fresh subsample per query) have independent answers: their per-query composition is exact.
+Pois-NatQ sums the per-query values over the ``n_Q`` natural queries, which assumes an
+independent training run per query; with random partitions one run answers them all. The joint
+audit of the whole natural-query transcript (one training draw, the canary teacher's joint vote
+vectors) is :func:`ppaudit.experiments.pate_capc_joint.joint_natq_audit` ("sound: joint
+transcript"), through the same :func:`ppaudit.audit.transcript_audit`.
 The twin-paired fit and the null-canary control are :mod:`ppaudit.vote_models.twin`.
 """
 
@@ -126,7 +131,7 @@ def audit_vote_model(
             ``"exact"`` — counts from ``Multinomial(T, μ̂)`` with ``μ̂`` the output
             distribution of the certified enumeration (needs it to succeed). The counts then
             follow the truncated model, whose output law is within total variation
-            ``τ = tail_mass + C·1e-12/2`` of the full one per trial; the reported
+            ``τ = tail_mass + τ_q(C)`` (proven quadrature error) of the full one per trial; the reported
             ``effective_confidence`` is ``confidence − 2·T·τ`` (both datasets);
             ``"auto"`` — ``"exact"`` when the enumeration succeeds (then ``T = trials`` costs
             nothing, so the paper's 1e8 is affordable), else ``"sample"`` with

@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "APPENDIX_BARS", "SOUND_BARS", "BAR_COLORS",
-           "EPS_AXIS_LABEL"]
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
+           "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
 APPENDIX_BARS = {
@@ -28,12 +28,47 @@ SOUND_BARS = {
     "two_cut_transcript": "2-cut audit (sound: transcript)",
 }
 
+#: Bars that are ε values already (no Thm 1 conversion; issue 13 §3): the exact ε of the transcript
+#: (dp-accounting PLD, the tight upper reference) and the valid ε lower bound of the transcript
+#: audit (Eq. (1)); ``*_joint``: the same for the joint Pois-NatQ transcript (all natural
+#: queries on one training draw, :mod:`ppaudit.experiments.pate_capc_joint`).
+EPS_BARS = {
+    "exact_eps_pld": "exact ε (PLD, sound: transcript)",
+    "valid_eps_lower": "valid ε lower bound (Eq. 1, transcript)",
+}
+
+#: The joint Pois-NatQ transcript ("sound: joint transcript"), beside the paper's per-query sum.
+JOINT_BARS = {
+    "joint_cap": "joint cap (sound: joint transcript)",
+    "exact_joint": "exact (sound: joint transcript)",
+    "two_cut_joint": "2-cut audit (sound: joint transcript)",
+    "exact_eps_pld_joint": "exact ε (PLD, sound: joint transcript)",
+    "valid_eps_lower_joint": "valid ε lower bound (Eq. 1, joint transcript)",
+}
+
+#: Columns of :data:`EPS_BARS` and :data:`JOINT_BARS` that are real ε values (the others are RDP on the ε scale).
+REAL_EPS_COLUMNS = ("exact_eps_pld", "valid_eps_lower", "exact_eps_pld_joint", "valid_eps_lower_joint")
+
 #: The y axis of every ε bar: an RDP audit converted with Thm 1 is not a valid ε lower bound.
 EPS_AXIS_LABEL = "RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)"
 
+#: The y axis when real ε bars (PLD, Eq. (1)) stand beside the Thm 1 conversions.
+MIXED_EPS_AXIS_LABEL = "ε at δ = 1e-6: RDP bars via Thm 1 (RDP audit on the ε scale);\nPLD / Eq. 1 bars: ε itself"
+
+
+def _eps_axis_label(table: pd.DataFrame) -> str:
+    if "column" in table and table["column"].isin(REAL_EPS_COLUMNS).any():
+        return MIXED_EPS_AXIS_LABEL
+    return EPS_AXIS_LABEL
+
 _PAPER = " (paper: per-query composition)"
 
-BAR_COLORS = {
+BAR_COLORS = {  # first matching prefix wins: the specific ones first
+    "exact ε (PLD": "tab:brown",
+    "valid ε lower bound": "tab:cyan",
+    "joint cap": "tab:pink",
+    "exact (sound: joint": "tab:olive",
+    "2-cut audit (sound: joint": "tab:orange",
     "data-independent": "0.6",
     "data-dependent": "tab:red",
     "exact": "black",
@@ -57,7 +92,7 @@ def _bars(ax, table: pd.DataFrame, floor: float | None):
     x = np.arange(len(datasets))
     for i, bar in enumerate(bars):
         vals = [table.loc[(table["dataset"] == d) & (table["bar"] == bar), "epsilon"].squeeze() if ((table["dataset"] == d) & (table["bar"] == bar)).any() else np.nan for d in datasets]
-        hatch = "//" if "Pois-AdvQ" in bar else None
+        hatch = "//" if "Pois-AdvQ" in bar else ("xx" if "joint" in bar else None)
         ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i), hatch=hatch, edgecolor="white")
     if floor is not None:
         ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
@@ -80,7 +115,7 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
     for ax, algo in zip(axes[0], algos):
         _bars(ax, table[table["algo"] == algo], floor)
         ax.set_title(algo, fontsize=10)
-        ax.set_ylabel(EPS_AXIS_LABEL, fontsize=7)
+        ax.set_ylabel(_eps_axis_label(table[table["algo"] == algo]), fontsize=7)
     handles, labels = axes[0][-1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
@@ -97,10 +132,12 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
         title, rdp_title: titles of the figure and of the RDP panel.
         floor: ε of a zero RDP curve.
     """
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0))
+    nbars = bars["bar"].nunique() + (floor is not None)
+    extra = 0.17 * ((nbars + 1) // 2)  # the bar legend goes under the bars, two columns
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0 + extra))
     _bars(ax0, bars, floor)
-    ax0.set_ylabel(EPS_AXIS_LABEL, fontsize=7)
-    ax0.legend(fontsize=7, frameon=False)
+    ax0.set_ylabel(_eps_axis_label(bars), fontsize=7)
+    ax0.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     for i, col in enumerate(c for c in rdp.columns if c != "order"):
         y = rdp[col].to_numpy(dtype=float)
         y = np.where(y > 0, y, np.nan)
@@ -113,7 +150,7 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, extra / (4.0 + extra), 1, 1))
     return fig
 
 
@@ -122,7 +159,12 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
 
     When the summary holds the sound transcript-level columns (:data:`SOUND_BARS`; PATE and
     CaPC, issue 13 §1) they are drawn beside the paper's, whose exact and audit bars are then
-    labelled "(paper: per-query composition)".
+    labelled "(paper: per-query composition)". The ε bars of Figs. 3/4 follow as in
+    :func:`fig34_table`: the exact ε of the transcript (PLD) and the valid ε lower bound of the
+    transcript audit (Eq. (1)) — :data:`EPS_BARS`, real ε values, no Thm 1 conversion — and, for
+    Pois-NatQ, the joint transcript of all natural queries on one training draw
+    (:data:`JOINT_BARS`). These are bars only (they are not RDP curves of ``rdp``); a NaN (e.g.
+    the PLD of a multi-query candidate, or a joint model that did not enumerate) is not drawn.
 
     Args:
         summary: summary rows of one adversary and case (columns dataset, column, epsilon,
@@ -148,7 +190,11 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
     if sound:
         names = {c: (n + _PAPER if c in ("exact", "two_cut_cp", "k_cut") else n) for c, n in names.items()}
         names.update(sound)
-    s = summary[summary["column"].isin(list(names))]
+        finite = set(summary.loc[np.isfinite(summary["epsilon"].to_numpy(dtype=float)), "column"])
+        bar_only = {c: n for c, n in {**EPS_BARS, **JOINT_BARS}.items() if c in finite}
+        names.update(bar_only)
+    curve_cols = [c for c in names if c in rdp.columns]
+    s = summary[summary["column"].isin(list(names)) & np.isfinite(summary["epsilon"].to_numpy(dtype=float))]
     if s.empty:
         raise ValueError(f"no summary rows with columns {list(names)} for the {case} case")
     bars = pd.DataFrame([{"dataset": r.dataset, "bar": names[r.column], "column": r.column, "epsilon": float(r.epsilon)} for r in s.itertuples()])
@@ -159,9 +205,9 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
         curve = rdp[rdp["candidate"] == cand].sort_values("order")
         which = f"worst of {ncand} candidate(s) (#{cand})"
     else:
-        curve = rdp.groupby("order", as_index=False)[list(names)].mean()
+        curve = rdp.groupby("order", as_index=False)[curve_cols].mean()
         which = f"mean over {ncand} candidates"
-    curve = curve[["order", *names]].astype(float).rename(columns=names).reset_index(drop=True)
+    curve = curve[["order", *curve_cols]].astype(float).rename(columns=names).reset_index(drop=True)
     plotted = pd.concat(
         [
             bars.assign(panel="bars").rename(columns={"epsilon": "value"}),
@@ -185,6 +231,9 @@ def fig34_table(summaries, adversaries) -> pd.DataFrame:
     "exact (sound: transcript)" / "2-cut audit … (sound: transcript)" bars follow them, with
     the exact ε of the transcript (dp-accounting PLD; the tight upper reference) and the valid ε
     lower bound of the transcript audit (Eq. (1)) — real ε values, unlike the Thm 1 conversions.
+    Pois-NatQ summaries with the joint audit (:mod:`ppaudit.experiments.pate_capc_joint`) add
+    the :data:`JOINT_BARS` ("sound: joint transcript": one training draw for all natural
+    queries; the paper's per-query sum assumes one independent training run per query).
 
     Args:
         summaries: summary tables (columns algo, dataset, adversary, case, column, epsilon).
@@ -229,4 +278,9 @@ def fig34_table(summaries, adversaries) -> pd.DataFrame:
                     if len(v):
                         rows.append({"algo": algo, "dataset": ds, "bar": f"2-cut audit {_ADV_LABEL.get(adv, adv)}{suffix}", "adversary": adv, "column": col,
                                      "epsilon": float(v.iloc[0])})
+            for col, name in JOINT_BARS.items():  # Pois-NatQ: all natural queries on one training draw
+                for adv in advs:
+                    v = get(adv, col)
+                    if len(v) and np.isfinite(v.iloc[0]):
+                        rows.append({"algo": algo, "dataset": ds, "bar": name + tag(adv), "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
     return pd.DataFrame(rows, columns=["algo", "dataset", "bar", "adversary", "column", "epsilon"])

@@ -56,16 +56,18 @@ composition ``n · D_α`` can exceed. **Data-dependent theory of a random histog
 
 Modules: :mod:`.fit` (MLE fits), :mod:`.model` (the neighbouring model and its samplers),
 :mod:`.estimate` (Monte Carlo output laws), :mod:`.enumeration` (certified exact output laws),
-:mod:`.repeated_query`, :mod:`.data_dependent`.
+:mod:`.repeated_query`, :mod:`.data_dependent`, :mod:`.joint` (the joint Pois-NatQ model: all
+natural queries on one training draw, from the twin-paired joint vote vectors).
 """
 
 from .data_dependent import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .enumeration import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .estimate import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .fit import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .joint import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .model import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .repeated_query import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .twin import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import data_dependent, enumeration, estimate, fit, model, repeated_query, twin
+from . import data_dependent, enumeration, estimate, fit, joint, model, repeated_query, twin
 
-__all__ = [*data_dependent.__all__, *enumeration.__all__, *estimate.__all__, *fit.__all__, *model.__all__, *repeated_query.__all__, *twin.__all__]
+__all__ = [*data_dependent.__all__, *enumeration.__all__, *estimate.__all__, *fit.__all__, *joint.__all__, *model.__all__, *repeated_query.__all__, *twin.__all__]

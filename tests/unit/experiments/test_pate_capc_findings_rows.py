@@ -1,0 +1,93 @@
+"""PATE / CaPC findings rows: the transcript cap where D_α(H_S‖H_S') is infinite, the joint
+Pois-NatQ row, the at-floor note, and the stand-in teachers' accuracy and consensus."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppaudit.experiments.pate_capc_findings import (
+    findings_rows,
+    teacher_properties,
+    teacher_rows,
+)
+from ppaudit.experiments.pate_capc_joint import joint_summary_rows
+from ppaudit.plots.pate_capc import (
+    MIXED_EPS_AXIS_LABEL,
+    _eps_axis_label,
+    appendix_panels,
+    fig34_table,
+)
+
+FLOOR = 0.05
+
+
+def _summary(adv, cols, extra=None):
+    rows = [{"dataset": "d", "adversary": adv, "case": "worst", "column": c, "epsilon": v, "candidate": 0, **(extra or {})} for c, v in cols.items()]
+    return pd.DataFrame(rows)
+
+
+BASE = {"data_independent": 50.0, "data_dependent": 20.0, "exact": 3.0, "two_cut_cp": 2.0, "k_cut": 1.0, "exact_transcript": 0.5,
+        "two_cut_transcript": 0.3}
+
+
+def test_infinite_histogram_cap_falls_back_to_the_certified_transcript_law_cap():
+    s = _summary("pois-advq", {**BASE, "transcript_cap": np.inf, "exact_transcript_hi": 0.6})
+    row = findings_rows(s, "pate", FLOOR).set_index("finding").loc["paper audit<=transcript cap"]
+    assert "transcript law cap=0.6" in row["values"] and not row["holds"]  # 2.0 > 0.6: the paper's composition exceeds a valid cap
+    assert "infinite" in row["note"] and "certified upper end" in row["note"]
+    # no certified finite cap (Monte Carlo transcript): infinite, said to be uninformative
+    s = _summary("pois-advq", {**BASE, "transcript_cap": np.inf, "exact_transcript_hi": np.nan})
+    row = findings_rows(s, "pate", FLOOR).set_index("finding").loc["paper audit<=transcript cap"]
+    assert row["holds"] and "uninformative" in row["note"]
+
+
+def test_joint_pois_natq_row_and_orderings_use_the_joint_transcript():
+    joint = pd.DataFrame({"candidate": 0, "order": [2.0, 8.0], "two_cut_joint": [0.01, 0.2], "exact_joint": [0.05, 0.9], "joint_cap": [0.06, 1.0],
+                          "valid_eps_lower_joint": 0.02, "exact_eps_pld_joint": 1.1})
+    js = joint_summary_rows(joint, 1e-6, worst_candidate=0)
+    assert set(js["case"]) == {"worst", "max", "average"}
+    s = pd.concat([_summary("pois-natq", {**BASE, "transcript_cap": 5.0}), js.assign(dataset="d", adversary="pois-natq")], ignore_index=True)
+    rows = findings_rows(s, "pate", FLOOR).set_index("finding")
+    j = rows.loc["joint transcript audit<=joint cap"]
+    assert j["holds"] and "sound: joint transcript" in j["note"] and "independent training run" in j["note"]
+    assert "sound: joint transcript" in rows.loc["audit<=exact<=dd<=di", "note"]
+    cap = rows.loc["paper audit<=transcript cap"]
+    assert "joint transcript cap" in cap["values"]
+
+
+def test_floor_note_says_why_an_audit_detected_nothing():
+    cols = {**BASE, "two_cut_transcript": FLOOR, "two_cut_cp": FLOOR}
+    s = _summary("nat-advq", cols, {"trials_used_max": 200_000, "count_modes": "sample", "confidence_per_audit": 0.99})
+    note = findings_rows(s, "pate", FLOOR).set_index("finding").loc["audit<=exact<=dd<=di", "note"]
+    assert "T = 200000" in note and "2αz²/T" in note
+
+
+def test_teacher_properties_by_hand():
+    # 1 instantiation, 4 teachers, 2 queries with labels (0, 1)
+    votes = np.array([[[0, 1], [0, 2], [0, 2], [1, 2]]])
+    p = teacher_properties(votes, [0, 1], 3, sigma=0.01)
+    assert p["mean_teacher_accuracy"] == pytest.approx(4 / 8)
+    assert p["plurality_accuracy"] == pytest.approx(0.5)  # query 0 → 0 (right), query 1 → 2 (wrong)
+    assert p["mean_top_vote_share"] == pytest.approx((3 / 4 + 3 / 4) / 2) and p["frac_top_share_ge_half"] == 1.0
+    assert p["noisy_argmax_accuracy"] == pytest.approx(0.5, abs=1e-6)
+    row = teacher_rows({"d": p}, "pate", {"d": "logreg"}).iloc[0]
+    assert row["holds"] and "paper: not stated" in row["note"]
+    low = teacher_rows({"d": {**p, "mean_top_vote_share": 0.3}}, "pate").iloc[0]
+    assert not low["holds"] and "OUT of the regime" in low["note"]
+    with pytest.raises(ValueError, match="votes_S"):
+        teacher_properties(votes, [0, 1, 2], 3)
+
+
+def test_appendix_and_fig34_bars_show_exact_pld_valid_lower_and_joint():
+    s = _summary("pois-natq", {**BASE, "transcript_cap": 5.0, "exact_eps_pld": np.nan, "valid_eps_lower": 0.01, "two_cut_joint": 0.2,
+                               "exact_joint": 0.9, "joint_cap": 1.0, "valid_eps_lower_joint": 0.02, "exact_eps_pld_joint": 1.1}).assign(algo="pate")
+    rdp = pd.DataFrame({"candidate": [0, 0], "order": [2.0, 8.0], **{c: [0.1, 0.2] for c in ("data_independent", "data_dependent", "exact",
+                                                                                                  "two_cut_cp", "k_cut", "exact_transcript", "transcript_cap")}})
+    bars, curve, _, _ = appendix_panels(s, rdp, "worst", "d")
+    have = set(bars["column"])
+    assert {"valid_eps_lower", "two_cut_joint", "exact_joint", "joint_cap", "valid_eps_lower_joint", "exact_eps_pld_joint"} <= have
+    assert "exact_eps_pld" not in have  # NaN (a multi-query candidate): not drawn
+    assert "exact (sound: joint transcript)" not in curve.columns  # bars only: no RDP curve in rdp.csv
+    assert _eps_axis_label(bars) == MIXED_EPS_AXIS_LABEL
+    t = fig34_table([s], ["pois-natq"])
+    assert {"two_cut_joint", "exact_joint", "valid_eps_lower_joint"} <= set(t["column"])
