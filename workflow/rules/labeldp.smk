@@ -55,22 +55,50 @@ rule train_labeldp_reference:
         "../scripts/train_labeldp_reference.py"
 
 
-rule train_labeldp_target:
+rule train_labeldp_targets:
     input:
         data="results/labeldp/{dataset}/data.pkl",
     output:
-        probs="results/labeldp/{dataset}/models/{algo}_eps{eps}.npz",
-        metrics="results/labeldp/{dataset}/models/{algo}_eps{eps}.json",
+        probs="results/labeldp/{dataset}/models.npz",
+        metrics="results/labeldp/{dataset}/models.json",
     params:
+        models=lambda wildcards: labeldp_models(wildcards.dataset),
         settings=lambda wildcards: labeldp_settings(wildcards.dataset),
         delta=get_config("labeldp", "delta"),
         seed=get_config("seed"),
     wildcard_constraints:
         **LABELDP_WILDCARDS,
     log:
-        "logs/train_labeldp_target/{dataset}_{algo}_eps{eps}.log",
+        "logs/train_labeldp_targets/{dataset}.log",
     benchmark:
-        "benchmarks/train_labeldp_target/{dataset}_{algo}_eps{eps}.tsv"
+        "benchmarks/train_labeldp_targets/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,  # every (mechanism, ε) model of the dataset in one job
+    conda:
+        "../../envs/labeldp.yaml"
+    script:
+        "../scripts/train_labeldp_targets.py"
+
+
+rule audit_labeldp_models:
+    input:
+        probs="results/labeldp/{dataset}/models.npz",
+        metrics="results/labeldp/{dataset}/models.json",
+        reference="results/labeldp/{dataset}/reference.npz",
+    output:
+        table="results/labeldp/{dataset}/audits.csv",
+    params:
+        models=lambda wildcards: labeldp_models(wildcards.dataset),
+        audit={k: get_config("labeldp", k) for k in LABELDP_AUDIT_KEYS},
+        seed=get_config("seed"),
+    wildcard_constraints:
+        **LABELDP_WILDCARDS,
+    log:
+        "logs/audit_labeldp_models/{dataset}.log",
+    benchmark:
+        "benchmarks/audit_labeldp_models/{dataset}.tsv"
     threads: 1
     resources:
         mem_mb=3000,
@@ -78,33 +106,7 @@ rule train_labeldp_target:
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/train_labeldp_target.py"
-
-
-rule audit_labeldp_model:
-    input:
-        target="results/labeldp/{dataset}/models/{algo}_eps{eps}.npz",
-        metrics="results/labeldp/{dataset}/models/{algo}_eps{eps}.json",
-        reference="results/labeldp/{dataset}/reference.npz",
-    output:
-        table="results/labeldp/{dataset}/audits/{algo}_eps{eps}.csv",
-    params:
-        audit={k: get_config("labeldp", k) for k in LABELDP_AUDIT_KEYS},
-        seed=get_config("seed"),
-    wildcard_constraints:
-        **LABELDP_WILDCARDS,
-    log:
-        "logs/audit_labeldp_model/{dataset}_{algo}_eps{eps}.log",
-    benchmark:
-        "benchmarks/audit_labeldp_model/{dataset}_{algo}_eps{eps}.tsv"
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    conda:
-        "../../envs/labeldp.yaml"
-    script:
-        "../scripts/audit_labeldp_model.py"
+        "../scripts/audit_labeldp_models.py"
 
 
 rule tabulate_labeldp:
@@ -236,31 +238,29 @@ rule plot_obs_fig4:
         "../scripts/plot_obs_fig4.py"
 
 
-rule train_memorization_model:
+rule train_memorization_models:
     input:
         data="results/labeldp/image/data.pkl",
     output:
-        canaries="results/labeldp/malek/{algo}_eps{eps}_{run}.npz",
+        canaries=[malek_run_file(*r[:3]) for r in malek_runs()],
     params:
-        num_canaries=malek_num_canaries,
+        runs=malek_runs(),
         settings=labeldp_settings("image"),
         model=get_config("labeldp", "malek", "model"),
         delta=get_config("labeldp", "delta"),
         seed=get_config("seed"),
-    wildcard_constraints:
-        **LABELDP_WILDCARDS,
     log:
-        "logs/train_memorization_model/{algo}_eps{eps}_{run}.log",
+        "logs/train_memorization_models/malek.log",
     benchmark:
-        "benchmarks/train_memorization_model/{algo}_eps{eps}_{run}.tsv"
+        "benchmarks/train_memorization_models/malek.tsv"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=30,
+        mem_mb=4000,
+        runtime=240,  # every run of Tables 5 and 6 in one job
     conda:
         "../../envs/labeldp.yaml"
     script:
-        "../scripts/train_memorization_model.py"
+        "../scripts/train_memorization_models.py"
 
 
 rule tabulate_malek:

@@ -2,7 +2,7 @@
 
 Makes ``pdf``/``png`` (:func:`ppaudit.plots.labeldp.plot_mia_comparison`) and ``csv``: every
 plotted number (:func:`ppaudit.plots.labeldp.mia_comparison_table`).
-Inputs: ``audits`` (audit_labeldp_model). Params: attacks, title.
+Inputs: ``audits`` (audit_labeldp_models). Params: attacks, title.
 """
 
 import _ppaudit_path

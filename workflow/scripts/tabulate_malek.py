@@ -2,7 +2,7 @@
 
 Makes ``csv`` and ``md``: one row per (level, setting / algorithm, estimator) with the paper's
 interval and accuracy next to ours (:func:`ppaudit.experiments.malek_tables.malek_table`).
-Inputs: ``runs`` (npz of train_memorization_model), ``paper_numbers``
+Inputs: ``runs`` (npz of train_memorization_models), ``paper_numbers``
 (workflow/data/paper_numbers.csv). Params: table ("malek_table5"/"malek_table6"), levels
 ({level: {alibi: ε, agibi: ε}}), games, confidence, title.
 """

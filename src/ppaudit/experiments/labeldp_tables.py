@@ -25,6 +25,7 @@ __all__ = [
     "ALGO_LABELS",
     "algo_label",
     "audit_model",
+    "audit_target_models",
     "build_table",
     "findings",
     "memorization_row",
@@ -118,6 +119,57 @@ def audit_model(y_target, target_probs, reference_probs, y_test, test_probs, tes
 
 def _fmt(mean, std, digits=2):
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+#: Mechanism extras of a target model's metrics copied into its audit rows.
+AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration")
+
+
+def audit_target_models(models, bundle: dict, reference: dict, dataset: str, settings: dict, seed: int) -> pd.DataFrame:
+    """:func:`audit_model` on every target model of one dataset; the rows of all, in the order of ``models``.
+
+    Model ``(algo, ε)`` is audited with the generator ``job_generator(seed, "labeldp_audit",
+    dataset, algo, ε text)`` (its own: the rows of a model do not depend on the others) against
+    the reference model ``M'`` (observational paper §6.2).
+
+    Args:
+        models: ``(algo, ε text)`` pairs.
+        bundle: ``{model name: metrics and arrays}`` (:func:`ppaudit.experiments.labeldp_models.read_model_bundle`).
+        reference: the reference model's ``target_probs`` and ``test_probs``.
+        dataset: the dataset's name.
+        settings: the audit settings of :func:`audit_model`.
+        seed: the workflow seed.
+
+    Returns:
+        One row per (model, attack): ``dataset``, ``algo``, ``epsilon`` (∞ as ``inf``),
+        :func:`audit_model`'s columns, ``claimed_epsilon``, ``test_accuracy``,
+        ``test_log_loss`` and the mechanism extras.
+
+    Raises:
+        ValueError: for a model missing from the bundle.
+    """
+    from ..rng import job_generator
+    from .labeldp_data import parse_epsilon
+    from .labeldp_models import model_name
+
+    frames = []
+    for algo, eps in models:
+        name = model_name(algo, eps)
+        if name not in bundle:
+            raise ValueError(f"model {name!r} is not in the bundle, which holds {sorted(bundle)}")
+        m = bundle[name]
+        rng = job_generator(seed, "labeldp_audit", dataset, algo, eps)
+        df = audit_model(m["y_target"], m["target_probs"], reference["target_probs"], m["y_test"], m["test_probs"], reference["test_probs"], settings, rng)
+        df.insert(0, "epsilon", parse_epsilon(eps))
+        df.insert(0, "algo", algo)
+        df.insert(0, "dataset", dataset)
+        df["claimed_epsilon"] = float(m["claimed_epsilon"])
+        df["test_accuracy"] = m["test_accuracy"]
+        df["test_log_loss"] = m["test_log_loss"]
+        for key in AUDIT_EXTRA_KEYS:
+            df[key] = m.get(key, "")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
 
 
 def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | None = None) -> pd.DataFrame:

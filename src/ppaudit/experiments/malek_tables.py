@@ -1,6 +1,6 @@
 """Malek et al. 2021, App. C Table 5 and App. D Table 6: ε_m intervals of the memorisation game, with the paper's numbers.
 
-Each run of the memorisation game (Game 3 of App. B; rule ``train_memorization_model``)
+Each run of the memorisation game (Game 3 of App. B; rule ``train_memorization_models``)
 leaves the model's probabilities on its mislabelled canaries. :func:`malek_table` turns the
 runs of one table into its rows:
 

@@ -67,7 +67,7 @@ def mia_comparison_table(audits: pd.DataFrame, attacks) -> pd.DataFrame:
     """The numbers of Obs. Figs. 1 and 5 (observational paper §6.3–6.4): LIA vs the MIA baselines.
 
     Args:
-        audits: rows of the audit CSVs (rule ``audit_labeldp_model``, one row per dataset,
+        audits: rows of the audit CSVs (rule ``audit_labeldp_models``, one row per dataset,
             mechanism, ε and attack) with columns dataset, algo, epsilon, claimed_epsilon,
             attack, epsilon_sweep_mean, epsilon_sweep_std, repetitions, num_canaries and
             optionally pate_student.

@@ -1,0 +1,83 @@
+"""One job per label-DP dataset: every target model trained (ppaudit.experiments.labeldp_models.train_target_models),
+bundled (write/read_model_bundle) and audited (ppaudit.experiments.labeldp_tables.audit_target_models) —
+each model as the one-model-per-job path made it (observational paper §6.2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppaudit.experiments.labeldp_data import LabelDPData, parse_epsilon, train_target_model
+from ppaudit.experiments.labeldp_models import model_name, read_model_bundle, train_target_models, write_model_bundle
+from ppaudit.experiments.labeldp_tables import audit_model, audit_target_models
+from ppaudit.rng import job_generator
+
+SETTINGS = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, "delta": 1e-5, "prior_size": 50, "alibi_prior": "iterative"}
+AUDIT = {"repetitions": 3, "t": 2, "fixed_fraction": 0.01, "delta": 1e-5, "confidence": 0.95, "rmia_a": 0.3}
+MODELS = [("lp_1st", "inf"), ("lp_1st", "2"), ("lp_1st_prior", "2"), ("alibi", "4")]
+
+
+def _data(seed=0, n=150, d=6, k=4):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(k, d)) * 2
+    y = rng.integers(0, k, 3 * n)
+    x = (centres[y] + rng.normal(size=(3 * n, d))).astype(np.float32)
+    return LabelDPData("image", k, x[:n], y[:n], x[n : 2 * n], y[n : 2 * n], x[2 * n :], y[2 * n :])
+
+
+@pytest.fixture(scope="module")
+def trained():
+    data = _data()
+    return data, train_target_models(data, MODELS, SETTINGS, 11)
+
+
+def test_each_model_is_the_one_job_model(trained):
+    data, res = trained
+    assert list(res) == [model_name(a, e) for a, e in MODELS]
+    for algo, eps in MODELS:
+        alone = train_target_model(data, algo, parse_epsilon(eps), SETTINGS, job_generator(11, "labeldp_target", "image", algo, eps))
+        got = res[model_name(algo, eps)]
+        assert got["claimed_epsilon"] == alone["claimed_epsilon"] and got["train_size"] == alone["train_size"]
+        assert got.get("alibi_prior") == alone.get("alibi_prior")
+        # same release and seed; only the stacked products round differently
+        assert np.max(np.abs(got["test_probs"] - alone["test_probs"])) < 1e-4
+        assert np.max(np.abs(got["target_probs"] - alone["target_probs"])) < 1e-4
+    # planted bug: a model trained with another model's generator differs
+    other = train_target_model(data, "lp_1st", 2.0, SETTINGS, job_generator(11, "labeldp_target", "image", "lp_1st", "inf"))
+    assert np.max(np.abs(other["test_probs"] - res["lp_1st_eps2"]["test_probs"])) > 1e-3
+    with pytest.raises(ValueError, match="appear once"):
+        train_target_models(data, [("lp_1st", "2"), ("lp_1st", "2")], SETTINGS, 11)
+
+
+def test_bundle_round_trip_and_audit_rows(trained, tmp_path):
+    data, res = trained
+    npz, js = tmp_path / "models.npz", tmp_path / "models.json"
+    metrics = write_model_bundle(res, data, npz, js)
+    assert metrics["lp_1st_epsinf"]["claimed_epsilon"] == "inf"  # JSON has no infinity
+    back = read_model_bundle(npz, js)
+    assert sorted(back) == sorted(res)  # the JSON sorts its keys; the audit follows its models list
+    for name in res:
+        assert np.array_equal(back[name]["test_probs"], res[name]["test_probs"]) and np.array_equal(back[name]["y_target"], data.y_target)
+    first = write_model_bundle(res, data, tmp_path / "again.npz", tmp_path / "again.json")
+    assert first == metrics and (tmp_path / "again.npz").read_bytes() == npz.read_bytes()  # same input, same bytes
+    rng = np.random.default_rng(3)
+    ref = {"target_probs": rng.dirichlet(np.ones(4), len(data.y_target)), "test_probs": rng.dirichlet(np.ones(4), len(data.y_test))}
+    rows = audit_target_models(MODELS, back, ref, "image", AUDIT, 5)
+    assert len(rows) == 3 * len(MODELS) and list(rows.columns[:3]) == ["dataset", "algo", "epsilon"]
+    for algo, eps in MODELS[1:3]:
+        m = back[model_name(algo, eps)]
+        alone = audit_model(m["y_target"], m["target_probs"], ref["target_probs"], m["y_test"], m["test_probs"], ref["test_probs"], AUDIT,
+                            job_generator(5, "labeldp_audit", "image", algo, eps))  # fmt: skip
+        mine = rows[(rows["algo"] == algo) & (rows["epsilon"] == parse_epsilon(eps))].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine[list(alone.columns)], alone)
+        assert (mine["claimed_epsilon"] == float(m["claimed_epsilon"])).all()
+    with pytest.raises(ValueError, match="not in the bundle"):
+        audit_target_models([("pate", "1")], back, ref, "image", AUDIT, 5)
+    js.write_text(json.dumps({"x_eps1": {}}))
+    with pytest.raises(ValueError, match="holds models"):
+        read_model_bundle(npz, js)
+    with pytest.raises(ValueError, match="at least one model"):
+        write_model_bundle({}, data, npz, js)
