@@ -47,7 +47,9 @@ def run_snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProce
 
 
 def tiny_pp() -> dict:
-    return yaml.safe_load(TINY.read_text())["chadha2024"]["promptpate"]
+    """chadha2024.promptpate of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
+    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
+    return {**chadha.get("audit_defaults", {}), **chadha["promptpate"]}
 
 
 def build_tiny_model(folder: Path) -> None:
@@ -86,9 +88,9 @@ def run_dir(tmp_path_factory) -> Path:
 
 
 def prefix(run_dir: Path) -> Path:
-    """promptpate/rotten_tomatoes/<model>/seed<seed> (relative to results/votes, results/audits)."""
+    """promptpate/rotten-tomatoes/<model>/seed<seed> (relative to results/votes, results/audits)."""
     seed = yaml.safe_load(TINY.read_text())["seed"]
-    return Path("promptpate") / "rotten_tomatoes" / MODEL_NAME / f"seed{seed}"
+    return Path("promptpate") / "rotten-tomatoes" / MODEL_NAME / f"seed{seed}"
 
 
 @pytest.mark.workflow
@@ -102,7 +104,7 @@ def test_appendix_figures_written(run_dir):
         assert set(csv["panel"]) == {"bars", "rdp"}
         assert set(csv.loc[csv["panel"] == "bars", "bar"]) == {
             "data-independent theory", "data-dependent theory", "exact", "2-cut audit", "k-cut audit"}
-    job = prefix(run_dir).relative_to("promptpate").as_posix()  # rotten_tomatoes/tiny-llama/seed7
+    job = prefix(run_dir).relative_to("promptpate").as_posix()  # rotten-tomatoes/tiny-llama/seed7
     assert "teacher votes" in (run_dir / "logs" / "prompt_teachers" / f"{job}.log").read_text()  # tqdm progress
     assert (run_dir / "benchmarks" / "prompt_teachers" / f"{job}.tsv").exists()
 
@@ -209,7 +211,7 @@ def test_fig4_panel_and_findings(run_dir):
                                                         "others": summaries[:2],
                                                         "votes": [str(run_dir / "results" / "votes" / prefix(run_dir) / "votes.npz")]},
                       output={"findings": str(out / "findings.csv")},
-                      params={"floor": float(s["eps_floor"].iloc[0]), "datasets": ["rotten_tomatoes"]},
+                      params={"floor": float(s["eps_floor"].iloc[0]), "datasets": ["rotten-tomatoes"]},
                       log=[str(out / "findings.log")], rule="tabulate_promptpate_findings")
     assert proc.returncode == 0, proc.stderr + (out / "findings.log").read_text()
     f = pd.read_csv(out / "findings.csv")
@@ -217,7 +219,7 @@ def test_fig4_panel_and_findings(run_dir):
     assert {"audit<=exact<=dd<=di", "audit≈exact", "nat-advq≈pois-advq", "pois-natq best variant",
             "pate<=capc<=promptpate", "promptpate>=others", "teachers classify"} <= set(f["finding"])
     teach = f[f["finding"] == "teachers classify"]
-    assert list(teach["dataset"]) == ["rotten_tomatoes"] and teach["values"].str.contains("majority_class_rate=").all()
+    assert list(teach["dataset"]) == ["rotten-tomatoes"] and teach["values"].str.contains("majority_class_rate=").all()
     assert f["values"].str.len().gt(0).all()
     cross = f[f["finding"] == "pate<=capc<=promptpate"]
     assert set(cross["dataset"]) == {"all"} and cross["values"].str.contains("pate ").all() and cross["values"].str.contains("capc ").all()

@@ -196,7 +196,7 @@ def test_budget_findings_face_the_papers_number():
     rows = [{"attack": "budget", "procedure": p, "accountant": "confident_gnmax", "label": f"L{i}", "sigma": 40.0, "budget": 4.96,
              "delta": 1e-6, "num_queries": 4000 + i, "num_answered": 2000 + i, "error": e}
             for i in range(3) for p, e in (("ours", 0.04), ("paper", 0.08))]
-    out = budget_findings(pd.DataFrame(rows), "fashion_mnist", 0.05, "SVHN").set_index(["procedure", "check"])
+    out = budget_findings(pd.DataFrame(rows), "fashion-mnist", 0.05, "SVHN").set_index(["procedure", "check"])
     assert out.loc[("ours", "budget_attack_mean_error_at_most_paper"), "reference"] == 0.05
     assert bool(out.loc[("ours", "budget_attack_mean_error_at_most_paper"), "holds"])
     assert not bool(out.loc[("paper", "budget_attack_mean_error_at_most_paper"), "holds"])

@@ -8,8 +8,8 @@
 #
 # Sections: config · figure registry · synthetic (Chadha Figs. 2, 6) · Chadha et al. 2024
 # private prediction (shared by PATE/CaPC, PromptPATE, Private-kNN) · PATE/CaPC · Private-kNN
-# · PromptPATE · label DP (observational paper, Malek et al. 2021) · Wang et al. 2022 ·
-# report (paper comparison).
+# · PromptPATE · Chadha appendix figures (Figs. 7–31, one rule) · label DP (observational
+# paper, Malek et al. 2021) · Wang et al. 2022 · report (paper comparison).
 
 import math
 import os
@@ -22,7 +22,7 @@ from snakemake.utils import validate
 from ppaudit.experiments.private_knn import KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
 from ppaudit.workflow import load_registry
-from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, check_config, config_value
+from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value
 
 # --- Config: validation and access -------------------------------------------------------
 
@@ -76,7 +76,10 @@ def validate_config(config):
 
     Raises a WorkflowError naming the key on the first schema violation, on a NaN or
     infinite number (YAML's .nan/.inf pass JSON Schema's bounds), and on the cross-key
-    checks the schema cannot express (ppaudit.workflow.config_checks.check_config).
+    checks the schema cannot express (ppaudit.workflow.config_checks.check_config). In
+    between, every chadha2024 mechanism section gets the shared audit settings it does not
+    override (chadha2024.audit_defaults; ppaudit.workflow.config_checks.apply_audit_defaults),
+    so get_config, params and scripts see the merged per-mechanism values.
     """
     _reject_non_finite(config)
     try:
@@ -88,6 +91,7 @@ def validate_config(config):
             raise
         raise WorkflowError(f"Invalid configuration: {_describe_config_error(error)}") from None
     try:
+        apply_audit_defaults(config)
         check_config(config)
     except ValueError as exc:
         raise WorkflowError(f"Invalid configuration: {exc}") from None
@@ -107,6 +111,15 @@ def get_config(*keys):
         return config_value(config, *keys)
     except ValueError as exc:
         raise WorkflowError(str(exc)) from None
+
+
+def config_params(section, *keys):
+    """Rule params read from one config section under their own names: ``{key: get_config(*section, key)}``.
+
+    ``params: **config_params(PATE_CAPC, "orders", "delta")`` passes
+    chadha2024.pate_capc.orders and .delta as ``snakemake.params.orders`` and ``.delta``.
+    """
+    return {key: get_config(*section, key) for key in keys}
 
 
 # --- Synthetic histogram pairs (Chadha et al. 2024, Figs. 2 and 6) -------------------------
@@ -147,7 +160,8 @@ def figure_outputs(rule_name):
 
     Use as ``output: **figure_outputs("plot_chadha_fig2")``. Outputs of rows with a caption
     are wrapped in ``report()`` with that caption (a Jinja template that may use the rule's
-    wildcards), category, subcategory and labels ``{figure|table: label, file: PDF|PNG|…}``.
+    wildcards and params), category, subcategory (a function of the wildcards when the rule's
+    rows differ in it) and labels ``{figure|table: label, file: PDF|PNG|…}``.
     """
     try:
         specs = FIGURES.outputs_of(rule_name)
@@ -166,6 +180,31 @@ def figure_outputs(rule_name):
             labels=dict(spec.labels),
         )
     return outputs
+
+
+def figure_params(rule_name):
+    """Params function of a figure/table rule: the ``params`` of the registry row a job's
+    wildcards select (workflow/figures.yaml), e.g. ``params: figure=figure_params("plot_chadha_appendix")``."""
+
+    def params(wildcards):
+        try:
+            return FIGURES.params_of(rule_name, wildcards)
+        except KeyError as exc:
+            raise WorkflowError(f"workflow/figures.yaml: {exc.args[0]}") from None
+
+    return params
+
+
+def figure_param(rule_name, key):
+    """Input/params function: one param of the registry row a job's wildcards select,
+    e.g. ``input: summary=figure_param("plot_chadha_appendix", "summary")``."""
+    params = figure_params(rule_name)
+    return lambda wildcards: params(wildcards)[key]
+
+
+def figure_wildcard_pattern(rule_name, wildcard):
+    """The values the registry rows of a rule give one of its wildcards, as a constraint ("fig7|fig8|…")."""
+    return "|".join(FIGURES.wildcard_values(rule_name, wildcard))
 
 
 def figure_target_files(target_id):
@@ -193,9 +232,8 @@ def check_figure_registry():
 # results/tables/findings/{algo}.csv (columns of ppaudit.experiments.pate_capc_findings).
 
 # The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five
-# (KNN_ADVERSARY_LABELS, from ppaudit.plots.knn).
+# (KNN_ADVERSARY_LABELS, from ppaudit.plots.knn). Figure titles name them in workflow/figures.yaml.
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
-ADVERSARY_LABELS = {"nat-advq": "Nat-AdvQ", "pois-advq": "Pois-AdvQ", "pois-natq": "Pois-NatQ"}
 
 
 def algo_summary(algo):
@@ -277,20 +315,6 @@ def get_dataset_marker(*section):
 PATE_CAPC = ("chadha2024", "pate_capc")  # its config section: get_config(*PATE_CAPC, key)
 PATE_CAPC_ALGOS = ("pate", "capc")
 
-# Appendix figures (App. E.1–E.2): figure -> (algorithm, adversary, case).
-PATE_CAPC_APPENDIX_FIGURES = {
-    "fig7": ("pate", "nat-advq", "worst"),
-    "fig8": ("pate", "nat-advq", "average"),
-    "fig9": ("pate", "pois-advq", "worst"),
-    "fig10": ("pate", "pois-advq", "average"),
-    "fig11": ("pate", "pois-natq", "worst"),
-    "fig12": ("capc", "nat-advq", "worst"),
-    "fig13": ("capc", "nat-advq", "average"),
-    "fig14": ("capc", "pois-advq", "worst"),
-    "fig15": ("capc", "pois-advq", "average"),
-    "fig16": ("capc", "pois-natq", "worst"),
-}
-
 # Rule-level wildcard constraints of the PATE/CaPC rules ({dataset} means other things elsewhere).
 PATE_CAPC_WILDCARDS = dict(
     algo="|".join(PATE_CAPC_ALGOS),
@@ -316,6 +340,16 @@ def pate_capc_audit_dir(algo, dataset, adversary):
     return f"results/audits/{pate_capc_prefix(algo, dataset)}/{adversary}/sigma{pate_capc_sigma(dataset)}"
 
 
+# resources.gpu of the two teacher-training rules (train_teachers, train_canary_teachers): the
+# CNN teachers ask for one GPU, logreg and mlp none.
+PATE_CAPC_GPU_MODELS = ("lenet5", "wrn16-4")
+
+
+def get_teacher_gpu(wildcards):
+    """resources.gpu of a teacher-training job: 1 for a model of PATE_CAPC_GPU_MODELS, else 0."""
+    return 1 if wildcards.model in PATE_CAPC_GPU_MODELS else 0
+
+
 def get_teacher_params(wildcards):
     """Teacher hyper-parameters of a rule's {model} (chadha2024.pate_capc.teacher_params.<model>;
     keys left at null take ppaudit.models.teachers.DEFAULT_PARAMS) plus the determinism and
@@ -326,12 +360,6 @@ def get_teacher_params(wildcards):
         "deterministic": get_config(*PATE_CAPC, "deterministic"),
         "batch_teachers": get_config(*PATE_CAPC, "batch_teachers"),
     }
-
-
-def pate_capc_appendix_title(fig):
-    """Axes title of one of Figs. 7–16."""
-    algo, adv, case = PATE_CAPC_APPENDIX_FIGURES[fig]
-    return f"Fig. {fig[3:]}: {'PATE' if algo == 'pate' else 'CaPC'}, {case} case for the {ADVERSARY_LABELS[adv]} adversary"
 
 
 # --- Private-kNN (Chadha et al. 2024, §6, App. D.3, E.4) -------------------------------------
@@ -350,17 +378,6 @@ def pate_capc_appendix_title(fig):
 #   results/tables/findings/knn.csv                             the paper's claims (§6), checked
 
 KNN = ("chadha2024", "knn")  # its config section: get_config(*KNN, key)
-
-# Appendix figures (App. E.4): figure -> (adversary, case).
-KNN_APPENDIX_FIGURES = {
-    "fig25": ("nat-advq", "worst"),
-    "fig26": ("nat-advq", "average"),
-    "fig27": ("pois-advq", "worst"),
-    "fig28": ("pois-advq", "average"),
-    "fig29": ("pois-natq-embedding", "worst"),
-    "fig30": ("pois-natq-train", "worst"),
-    "fig31": ("pois-natq-test", "worst"),
-}
 
 # Rule-level wildcard constraints of the feature and kNN rules.
 KNN_WILDCARDS = dict(
@@ -397,12 +414,6 @@ def knn_audit_dir(dataset, adversary):
     return f"results/knn/{knn_prefix(dataset)}/{adversary}/sigma{knn_sigma(dataset)}"
 
 
-def knn_appendix_title(fig):
-    """Axes title of one of Figs. 25–31."""
-    adv, case = KNN_APPENDIX_FIGURES[fig]
-    return f"Fig. {fig[3:]}: Private-kNN, {case} case for the {KNN_ADVERSARY_LABELS[adv]} adversary"
-
-
 # --- PromptPATE (Chadha et al. 2024, §5.3–5.4, App. D.2, E.3) -----------------------------
 # Rules: workflow/rules/prompts.smk. Paths (P = promptpate/{dataset}/{model_name}/seed{seed}):
 #   resources/models/gemma3-270m-q4_k_m.gguf                    packaged GGUF (model: packaged)
@@ -423,23 +434,10 @@ PROMPTPATE_CACHE = "resources/llm_cache/predictions.sqlite"
 PROMPTPATE_SUMMARY = algo_summary("promptpate")
 PROMPTPATE_SUMMARY_VARIANTS = "results/chadha2024/private_prediction/promptpate/summary_variants.csv"
 PROMPTPATE_FINDINGS = findings_part("promptpate")
-PROMPTPATE_NATQ_LABELS = {"confident": "Confident", "unconfident": "Unconfident", "all-same": "All same", "mapping": "Mapping"}
-
-# Appendix figures (App. E.3): figure -> (adversary, Pois-NatQ variant or "-", case).
-PROMPTPATE_APPENDIX_FIGURES = {
-    "fig17": ("nat-advq", "-", "worst"),
-    "fig18": ("nat-advq", "-", "average"),
-    "fig19": ("pois-advq", "-", "worst"),
-    "fig20": ("pois-advq", "-", "average"),
-    "fig21": ("pois-natq", "confident", "worst"),
-    "fig22": ("pois-natq", "unconfident", "worst"),
-    "fig23": ("pois-natq", "all-same", "worst"),
-    "fig24": ("pois-natq", "mapping", "worst"),
-}
 
 # Rule-level wildcard constraints of the PromptPATE rules ({dataset} means other things elsewhere).
 PROMPTPATE_WILDCARDS = dict(
-    dataset="rotten_tomatoes|sst2|agnews|dbpedia|trec",
+    dataset="rotten-tomatoes|sst2|agnews|dbpedia|trec",
     model=r"[A-Za-z0-9._-]+",
     seed=r"\d+",
     adversary="|".join(ADVERSARIES),
@@ -491,32 +489,77 @@ def promptpate_votes():
     return [f"results/votes/{promptpate_prefix(ds)}/votes.npz" for ds in get_config(*PROMPTPATE, "datasets")]
 
 
-def promptpate_appendix_title(fig):
-    """Axes title of one of Figs. 17–24."""
-    adv, variant, case = PROMPTPATE_APPENDIX_FIGURES[fig]
-    if adv == "pois-natq":
-        what = f"PromptPATE, Pois-NatQ {PROMPTPATE_NATQ_LABELS[variant]} adversary"
-    else:
-        what = f"PromptPATE, {case} case for the {ADVERSARY_LABELS[adv]} adversary"
-    return f"Fig. {fig[3:]}: {what}"
+
+# --- Chadha et al. 2024, appendix figures (App. E.1–E.4, Figs. 7–31) -------------------------
+# One rule, plot_chadha_appendix (workflow/rules/pate_capc.smk), for PATE/CaPC, PromptPATE and
+# Private-kNN: each figure's mechanism, adversary, case, variant, summary file, NA handling,
+# bar columns and title are the params of its row of workflow/figures.yaml; the config-derived
+# inputs and params (the RDP curves of the panel dataset, the ε floor, the settings line) come
+# from the mechanism's config section here.
+
+# Config section of each mechanism of the appendix figures.
+APPENDIX_SECTIONS = {"pate": PATE_CAPC, "capc": PATE_CAPC, "promptpate": PROMPTPATE, "knn": KNN}
+
+
+def _check_appendix_rows():
+    """Stop at parse time when an appendix figure row names an unknown mechanism."""
+    for row in FIGURES.rows_of("plot_chadha_appendix"):
+        if row.params.get("mechanism") not in APPENDIX_SECTIONS:
+            raise WorkflowError(
+                f"workflow/figures.yaml: target {row.id!r}: params.mechanism must be one of "
+                f"{sorted(APPENDIX_SECTIONS)}, got {row.params.get('mechanism')!r}"
+            )
+
+
+_check_appendix_rows()
+
+
+def appendix_section(wildcards):
+    """Config section of the mechanism of an appendix figure, e.g. ("chadha2024", "knn")."""
+    return APPENDIX_SECTIONS[figure_param("plot_chadha_appendix", "mechanism")(wildcards)]
+
+
+def get_appendix_rdp(wildcards):
+    """Input function of plot_chadha_appendix: the composed RDP curves of the figure's
+    adversary on its mechanism's panel dataset."""
+    figure = figure_params("plot_chadha_appendix")(wildcards)
+    mechanism, adversary = figure["mechanism"], figure["adversary"]
+    dataset = panel_dataset(*APPENDIX_SECTIONS[mechanism])
+    if mechanism == "knn":
+        return f"{knn_audit_dir(dataset, adversary)}/rdp.csv"
+    if mechanism == "promptpate":
+        return f"{promptpate_audit_dir(dataset, adversary)}/rdp.csv"
+    return f"{pate_capc_audit_dir(mechanism, dataset, adversary)}/rdp.csv"
+
+
+def appendix_setting(wildcards):
+    """Settings printed under the RDP panel of an appendix figure (ppaudit.plots.appendix.setting_line):
+    PromptPATE's model, k, n_Q and σ; none for PATE/CaPC and Private-kNN (they vary by dataset)."""
+    if appendix_section(wildcards) != PROMPTPATE:
+        return {}
+    return {
+        "model": get_config(*PROMPTPATE, "model_name"),
+        "num_teachers": get_config(*PROMPTPATE, "num_teachers"),
+        "num_queries": get_config(*PROMPTPATE, "num_queries"),
+        "sigma": promptpate_sigma(),
+    }
 
 
 # --- Label DP (observational paper, Tables 1, 2, 4–7, Figs. 1–5; Malek et al. 2021, App. C–D) ---
 # Rules: workflow/rules/labeldp.smk. Paths:
 #   results/labeldp/{dataset}/data.pkl                    split + features
 #   results/labeldp/{dataset}/reference.npz|json          M' (reference half, true labels)
-#   results/labeldp/{dataset}/models/{algo}_eps{eps}.*    M (target half, label-DP labels)
-#   results/labeldp/{dataset}/audits/{algo}_eps{eps}.csv  LIA + calibrated MIA + RMIA
+#   results/labeldp/{dataset}/models.npz|json             every M (target half, label-DP labels)
+#   results/labeldp/{dataset}/audits.csv                  LIA + calibrated MIA + RMIA of every M
 #   results/labeldp/synthetic/{rr,tau_shift}[_summary].csv  RR audits on synthetic data
-#   results/labeldp/malek/{algo}_eps{eps}_{run}.npz       memorisation-game canaries
+#   results/labeldp/malek/{algo}_eps{eps}_{run}.npz       memorisation-game canaries (one job, all runs)
 #   results/tables/labeldp/{table}.csv|md                 tables (with the paper's numbers)
 #   results/figures/labeldp/{fig}.pdf|png|csv             figures + plotted numbers
 
 LABELDP_DATASETS = ("image", "tabular", "text")
-LABELDP_ALGOS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
 # Mechanism options of the labeldp block that reach every training job with the dataset settings.
 LABELDP_MECHANISM_KEYS = ("alibi_prior", "agibi_calibration", "pate_student", "fixmatch")
-# Settings of the observational audit (rule audit_labeldp_model).
+# Settings of the observational audit (rule audit_labeldp_models).
 LABELDP_AUDIT_KEYS = ("repetitions", "t", "fixed_fraction", "delta", "confidence", "rmia_a")
 LABELDP_TABLES = ("obs_table1", "obs_table2", "obs_table4", "obs_table5", "obs_table6", "obs_table7")
 # Which dataset feeds each table.
@@ -556,14 +599,11 @@ MALEK_TITLES = {
     "malek_table6": "Malek Table 6: ALIBI vs AGIBI (Fashion-MNIST MLP stand-in), ε_m 95% CI",
 }
 
-# Rule-level wildcard constraints of the label-DP rules ({dataset}, {algo} and {eps} mean
-# other things in other stages).
+# Rule-level wildcard constraints of the label-DP rules ({dataset} means other things in
+# other stages).
 LABELDP_WILDCARDS = dict(
     dataset="|".join(LABELDP_DATASETS),
-    algo="|".join(LABELDP_ALGOS),
-    eps=r"inf|[0-9]+(\.[0-9]+)?",
     table="|".join(LABELDP_TABLES),
-    run=r"n1000|g[0-9]+",
     rrfig="|".join(LABELDP_RR_FIGURES),
     miafig="|".join(LABELDP_MIA_FIGURES),
     malektable="|".join(MALEK_TITLES),
@@ -582,10 +622,15 @@ def labeldp_settings(dataset):
     return dict(get_config("labeldp", "datasets", dataset), **{k: get_config("labeldp", k) for k in LABELDP_MECHANISM_KEYS})
 
 
-def labeldp_audit_files(dataset):
-    """Audit CSVs of every (algorithm, ε) of a dataset."""
+def labeldp_models(dataset):
+    """The target models of a dataset: [algo, ε text] for every (algorithm, ε) of its settings."""
     s = labeldp_settings(dataset)
-    return [f"results/labeldp/{dataset}/audits/{a}_eps{eps_name(e)}.csv" for a in s["algorithms"] for e in s["epsilons"]]
+    return [[a, eps_name(e)] for a in s["algorithms"] for e in s["epsilons"]]
+
+
+def labeldp_audit_files(dataset):
+    """The audit CSV of a dataset (rows of every (algorithm, ε))."""
+    return [f"results/labeldp/{dataset}/audits.csv"]
 
 
 def get_labeldp_table_audits(wildcards):
@@ -609,12 +654,17 @@ def get_malek_runs(wildcards):
     m = get_config("labeldp", "malek")
     files = []
     for level in m["levels"].values():
-        files.append(f"results/labeldp/malek/alibi_eps{eps_name(level['alibi'])}_n1000.npz")
+        files.append(malek_run_file("alibi", eps_name(level["alibi"]), "n1000"))
         if wildcards.malektable == "malek_table5":
-            files += [f"results/labeldp/malek/alibi_eps{eps_name(level['alibi'])}_g{i}.npz" for i in range(m["games"])]
+            files += [malek_run_file("alibi", eps_name(level["alibi"]), f"g{i}") for i in range(m["games"])]
         else:
-            files.append(f"results/labeldp/malek/agibi_eps{eps_name(level['agibi'])}_n1000.npz")
+            files.append(malek_run_file("agibi", eps_name(level["agibi"]), "n1000"))
     return files
+
+
+def malek_run_file(algo, eps, run):
+    """The npz of one memorisation run (ε as wildcard text)."""
+    return f"results/labeldp/malek/{algo}_eps{eps}_{run}.npz"
 
 
 def malek_levels():
@@ -622,10 +672,13 @@ def malek_levels():
     return {k: {a: eps_name(v[a]) for a in ("alibi", "agibi")} for k, v in get_config("labeldp", "malek", "levels").items()}
 
 
-def malek_num_canaries(wildcards):
-    """Canaries of one memorisation run: the single game (n1000) or one of the small games."""
+def malek_runs():
+    """Every memorisation run of Malek Tables 5 and 6, once: [algo, ε text, run, canaries]
+    (ppaudit.experiments.labeldp_memorization.memorization_runs; rule train_memorization_models)."""
+    from ppaudit.experiments.labeldp_memorization import memorization_runs
+
     m = get_config("labeldp", "malek")
-    return m["num_canaries"] if wildcards.run == "n1000" else m["canaries_per_game"]
+    return [list(r) for r in memorization_runs(malek_levels(), m["games"], m["num_canaries"], m["canaries_per_game"])]
 
 
 # --- Wang et al. 2022, vote-histogram leakage (Figs. 1, 3–7; §5 answer caching) -------------
@@ -634,7 +687,7 @@ def malek_num_canaries(wildcards):
 # Dataset key -> (loader name of ppaudit.data.load_dataset, figure title).
 WANG_LOADERS = {
     "mnist": ("mnist", "MNIST"),
-    "fashion_mnist": ("fashion-mnist", "Fashion-MNIST"),
+    "fashion-mnist": ("fashion-mnist", "Fashion-MNIST"),
     "svhn": ("svhn", "SVHN"),
 }
 # The two datasets of Figs. 3–7 and the findings (wang2022.figure_datasets): the embedded

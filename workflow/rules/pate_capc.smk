@@ -2,8 +2,10 @@
 # dataset → query set → teachers of S (N_g instantiations) → candidate canaries → the
 # canary-holding teacher → parametric fit (P_q, P'_q) → Monte Carlo audit of the noisy
 # argmax per query → composition over the queries, ε at δ → Figs. 3, 4, 7–16 and the
-# findings table. Paths, constants and helpers: the PATE/CaPC section of
-# workflow/rules/common.smk. Config: chadha2024.pate_capc (get_config(*PATE_CAPC, key)).
+# findings table; rule plot_chadha_appendix also draws the appendix figures of PromptPATE
+# (Figs. 17–24) and Private-kNN (25–31), one row of workflow/figures.yaml each. Paths,
+# constants and helpers: the PATE/CaPC section of workflow/rules/common.smk.
+# Config: chadha2024.pate_capc (get_config(*PATE_CAPC, key)).
 
 
 rule select_queries:
@@ -51,7 +53,7 @@ rule train_teachers:
     resources:
         mem_mb=8000,
         runtime=240,
-        gpu=lambda wildcards: 1 if wildcards.model in ("lenet5", "wrn16-4") else 0,
+        gpu=get_teacher_gpu,
     conda:
         "../../envs/teachers.yaml"
     script:
@@ -104,7 +106,7 @@ rule train_canary_teachers:
     resources:
         mem_mb=8000,
         runtime=240,
-        gpu=lambda wildcards: 1 if wildcards.model in ("lenet5", "wrn16-4") else 0,
+        gpu=get_teacher_gpu,
     conda:
         "../../envs/teachers.yaml"
     script:
@@ -137,23 +139,18 @@ rule audit_noisy_argmax:
     input:
         fit="results/fits/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
         canaries="results/canaries/{algo}/{dataset}/{model}/seed{seed}/{adversary}.npz",
+        # the twin-paired joint vote vectors: the joint Pois-NatQ audit (one training draw for all queries)
+        votes_S_prime="results/votes/{algo}/{dataset}/{model}/seed{seed}/{adversary}/votes_S_prime.npz",
     output:
         per_query="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/per_query.csv",
+        joint="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/joint.csv",
     params:
         sigma=lambda wildcards: float(wildcards.sigma),
-        trials=get_config(*PATE_CAPC, "trials"),
-        sample_trials=get_config(*PATE_CAPC, "sample_trials"),
-        orders=get_config(*PATE_CAPC, "orders"),
-        confidence=get_config(*PATE_CAPC, "confidence"),
-        count_mode=get_config(*PATE_CAPC, "count_mode"),
-        exact=get_config(*PATE_CAPC, "exact"),
-        bonferroni=get_config(*PATE_CAPC, "bonferroni"),
-        transcript=get_config(*PATE_CAPC, "transcript"),
-        transcript_max_work=get_config(*PATE_CAPC, "transcript_max_work"),
-        transcript_mc_draws=get_config(*PATE_CAPC, "transcript_mc_draws"),
-        transcript_trials=get_config(*PATE_CAPC, "transcript_trials"),
-        delta=get_config(*PATE_CAPC, "delta"),
-        audit_device=get_config(*PATE_CAPC, "audit_device"),
+        **config_params(
+            PATE_CAPC, "trials", "sample_trials", "orders", "confidence", "count_mode", "exact",
+            "bonferroni", "transcript", "transcript_max_work", "transcript_mc_draws", "transcript_trials",
+            "delta", "audit_device"
+        ),
         seed=get_config("seed"),
     wildcard_constraints:
         **PATE_CAPC_WILDCARDS,
@@ -174,6 +171,7 @@ rule audit_noisy_argmax:
 rule compose_audit:
     input:
         per_query="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/per_query.csv",
+        joint="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/joint.csv",
     output:
         rdp="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/rdp.csv",
         eps="results/audits/{algo}/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/eps.csv",
@@ -223,11 +221,17 @@ rule tabulate_findings:
         other=lambda wildcards: (
             ["results/chadha2024/private_prediction/pate/summary.csv"] if wildcards.algo == "capc" else []
         ),
+        # the teachers of S and the query labels: the stand-ins' accuracy and consensus (issue 16 §3)
+        votes=lambda wildcards: [f"results/votes/{pate_capc_prefix(wildcards.algo, ds)}/votes_S.npz" for ds in get_config(*PATE_CAPC, "datasets")],
+        queries=lambda wildcards: [f"results/queries/{ds}/seed{get_config('seed')}.npz" for ds in get_config(*PATE_CAPC, "datasets")],
     output:
         findings="results/tables/findings/{algo}.csv",
     params:
         floor=epsilon_floor_of(*PATE_CAPC),
         other_algo=lambda wildcards: "pate" if wildcards.algo == "capc" else "",
+        datasets=get_config(*PATE_CAPC, "datasets"),
+        sigmas=[float(get_config(*PATE_CAPC, "dataset_settings", ds, "sigma")) for ds in get_config(*PATE_CAPC, "datasets")],
+        models=[get_config(*PATE_CAPC, "dataset_settings", ds, "model") for ds in get_config(*PATE_CAPC, "datasets")],
     wildcard_constraints:
         algo="|".join(PATE_CAPC_ALGOS),
     log:
@@ -283,23 +287,17 @@ rule plot_chadha_fig34:
 
 rule plot_chadha_appendix:
     input:
-        summary=lambda wildcards: algo_summary(PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0]),
-        rdp=lambda wildcards: "{}/rdp.csv".format(
-            pate_capc_audit_dir(
-                PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0], panel_dataset(*PATE_CAPC), PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][1]
-            )
-        ),
+        summary=figure_param("plot_chadha_appendix", "summary"),
+        rdp=get_appendix_rdp,
     output:
         **figure_outputs("plot_chadha_appendix"),
     params:
-        algo=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][0],
-        adversary=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][1],
-        case=lambda wildcards: PATE_CAPC_APPENDIX_FIGURES[wildcards.appfig][2],
-        panel_dataset=panel_dataset(*PATE_CAPC),
-        floor=epsilon_floor_of(*PATE_CAPC),
-        title=lambda wildcards: pate_capc_appendix_title(wildcards.appfig),
+        figure=figure_params("plot_chadha_appendix"),
+        panel_dataset=lambda wildcards: panel_dataset(*appendix_section(wildcards)),
+        floor=lambda wildcards: epsilon_floor_of(*appendix_section(wildcards)),
+        setting=appendix_setting,
     wildcard_constraints:
-        appfig="|".join(PATE_CAPC_APPENDIX_FIGURES),
+        appfig=figure_wildcard_pattern("plot_chadha_appendix", "appfig"),
     log:
         "logs/plot_chadha_appendix/{appfig}.log",
     resources:

@@ -1,7 +1,8 @@
 # PromptPATE audits (Chadha et al. 2024, §5.3–5.4; App. D.2, E.3): packaged Gemma-3-270M
 # GGUF → one-time safetensors conversion → LLM teacher votes (query grid and the
 # adversaries' prompts, cached on disk) → exact-histogram audit per adversary → the
-# PromptPATE panel of Figs. 3/4, Figs. 17–24 and the PromptPATE findings.
+# PromptPATE panel of Figs. 3/4, Figs. 17–24 (rule plot_chadha_appendix, pate_capc.smk) and
+# the PromptPATE findings.
 # Paths, constants and helpers: the PromptPATE section of workflow/rules/common.smk.
 
 
@@ -47,15 +48,10 @@ rule prompt_teachers:
     params:
         source=promptpate_model_source(),
         cache=PROMPTPATE_CACHE,
-        num_teachers=get_config(*PROMPTPATE, "num_teachers"),
-        num_queries=get_config(*PROMPTPATE, "num_queries"),
-        test_size=get_config(*PROMPTPATE, "test_size"),
-        text_data_dir=get_config(*PROMPTPATE, "text_data_dir"),
-        natq_variants=get_config(*PROMPTPATE, "natq_variants"),
-        all_same_targets=get_config(*PROMPTPATE, "all_same_targets"),
-        batch_size=get_config(*PROMPTPATE, "batch_size"),
-        device=get_config(*PROMPTPATE, "device"),
-        dtype=get_config(*PROMPTPATE, "dtype"),
+        **config_params(
+            PROMPTPATE, "num_teachers", "num_queries", "test_size", "text_data_dir", "natq_variants",
+            "all_same_targets", "batch_size", "device", "dtype"
+        ),
         chunk=get_config(*PROMPTPATE, "progress_chunk"),
         calibration=get_config(*PROMPTPATE, "calibration"),
         answers=get_config(*PROMPTPATE, "answers"),
@@ -87,10 +83,7 @@ rule audit_promptpate:
         summary="results/audits/promptpate/{dataset}/{model}/seed{seed}/{adversary}/sigma{sigma}/summary.csv",
     params:
         sigma=lambda wildcards: float(wildcards.sigma),
-        trials=get_config(*PROMPTPATE, "trials"),
-        orders=get_config(*PROMPTPATE, "orders"),
-        confidence=get_config(*PROMPTPATE, "confidence"),
-        delta=get_config(*PROMPTPATE, "delta"),
+        **config_params(PROMPTPATE, "trials", "orders", "confidence", "delta"),
         seed=get_config("seed"),
         floor=epsilon_floor_of(*PROMPTPATE),
     wildcard_constraints:
@@ -150,33 +143,3 @@ rule tabulate_promptpate_findings:
         "../../envs/llm.yaml"  # reads the PromptPATE votes (ppaudit.mechanisms.promptpate)
     script:
         "../scripts/tabulate_promptpate_findings.py"
-
-
-rule plot_promptpate_appendix:
-    input:
-        variants=PROMPTPATE_SUMMARY_VARIANTS,
-        rdp=lambda wildcards: f"{promptpate_audit_dir(panel_dataset(*PROMPTPATE), PROMPTPATE_APPENDIX_FIGURES[wildcards.ppfig][0])}/rdp.csv",
-    output:
-        **figure_outputs("plot_promptpate_appendix"),
-    params:
-        adversary=lambda wildcards: PROMPTPATE_APPENDIX_FIGURES[wildcards.ppfig][0],
-        variant=lambda wildcards: PROMPTPATE_APPENDIX_FIGURES[wildcards.ppfig][1],
-        case=lambda wildcards: PROMPTPATE_APPENDIX_FIGURES[wildcards.ppfig][2],
-        panel_dataset=panel_dataset(*PROMPTPATE),
-        floor=epsilon_floor_of(*PROMPTPATE),
-        title=lambda wildcards: promptpate_appendix_title(wildcards.ppfig),
-        model=get_config(*PROMPTPATE, "model_name"),
-        num_teachers=get_config(*PROMPTPATE, "num_teachers"),
-        num_queries=get_config(*PROMPTPATE, "num_queries"),
-        sigma=promptpate_sigma(),
-    wildcard_constraints:
-        ppfig="|".join(PROMPTPATE_APPENDIX_FIGURES),
-    log:
-        "logs/plot_promptpate_appendix/{ppfig}.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/plot.yaml"
-    script:
-        "../scripts/plot_promptpate_appendix.py"

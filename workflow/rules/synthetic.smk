@@ -17,13 +17,10 @@ rule audit_synthetic_pair:
         h_s_prime=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "h_s_prime"),
         sigma=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "sigma"),
         methods=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "methods"),
-        trials=get_config("chadha2024", "synthetic", "trials"),
-        orders=get_config("chadha2024", "synthetic", "orders"),
-        confidence=get_config("chadha2024", "synthetic", "confidence"),
-        mode=get_config("chadha2024", "synthetic", "mode"),
-        num_bootstrap=get_config("chadha2024", "synthetic", "num_bootstrap"),
-        selection=get_config("chadha2024", "synthetic", "selection"),
-        audit_device=get_config("chadha2024", "synthetic", "audit_device"),
+        **config_params(
+            ("chadha2024", "synthetic"), "trials", "orders", "confidence", "mode", "num_bootstrap",
+            "selection", "audit_device"
+        ),
         seed=get_config("seed"),
     log:
         "logs/audit_synthetic_pair/{experiment}.log",

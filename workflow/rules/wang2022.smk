@@ -51,10 +51,7 @@ rule attack_wang_histograms:
         attacks="results/wang2022/attacks/{dataset}.csv",
         selection="results/wang2022/selection/{dataset}.csv",
     params:
-        per_level=get_config("wang2022", "attack", "per_level"),
-        sigmas=get_config("wang2022", "attack", "sigmas"),
-        num_queries=get_config("wang2022", "attack", "num_queries"),
-        budget_sigma=get_config("wang2022", "attack", "budget_sigma"),
+        **config_params(("wang2022", "attack"), "per_level", "sigmas", "num_queries", "budget_sigma"),
         budget=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "budget"),
         delta=lambda wildcards: get_config("wang2022", "datasets", wildcards.dataset, "delta"),
         accountant=get_config("wang2022", "attack", "accountant"),

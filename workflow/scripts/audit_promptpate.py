@@ -34,7 +34,7 @@ meta = {
     "algo": "promptpate", "dataset": w.dataset, "model": w.model, "adversary": w.adversary, "sigma": float(w.sigma),
     "num_teachers": int(votes.teacher_votes.shape[0]), "trials": int(p.trials), "num_queries": votes.num_queries,
     # As in the PATE/CaPC summaries, source = where the data came from (the model is in "model").
-    "source": "packaged" if w.dataset == "rotten_tomatoes" else "download", "delta": p.delta, "eps_floor": p.floor,
+    "source": "packaged" if w.dataset == "rotten-tomatoes" else "download", "delta": p.delta, "eps_floor": p.floor,
 }
 summary = summary.drop(columns=[c for c in meta if c in summary and c != "adversary"])
 summary = summary.drop(columns="adversary")

@@ -1,10 +1,15 @@
-"""Snakemake script of rule plot_chadha_appendix (Figs. 7–16, App. E.1–E.2): ε bars per dataset
-(theory, exact, 2-cut and k-cut audits) for one algorithm, adversary and case, plus the
-composed RDP against the order on one dataset.
+"""Snakemake script of rule plot_chadha_appendix (Figs. 7–31, App. E.1–E.4): ε bars per dataset
+(theory, exact, 2-cut and k-cut audits) for one mechanism, adversary and case, plus the composed
+RDP against the order on one dataset.
 
-Inputs: ``summary`` (the algorithm's summaries), ``rdp`` (composed RDP per candidate of the
-panel dataset). Params: algo, adversary, case, panel_dataset, floor, title.
-Output csv: panel (``bars`` or ``rdp``), dataset, bar / order, column, value.
+PATE/CaPC (Figs. 7–16), PromptPATE (17–24) and Private-kNN (25–31) alike: what differs between
+the figures comes from their rows of workflow/figures.yaml (``params.figure``: mechanism,
+adversary, variant, case, summary, keep_default_na, columns, title) and is passed to
+ppaudit.plots.appendix.appendix_figure.
+
+Inputs: ``summary`` (the row's summary CSV), ``rdp`` (composed RDP per candidate of the panel
+dataset). Params: figure, panel_dataset, floor, setting.
+Output csv: panel (``bars`` or ``rdp``), dataset, bar, order, value.
 """
 
 import _ppaudit_path
@@ -14,13 +19,16 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.io import save_figure, write_csv  # noqa: E402
-from ppaudit.plots.pate_capc import appendix_panels, plot_appendix_figure  # noqa: E402
+from ppaudit.plots.appendix import appendix_figure  # noqa: E402
 
 p = snakemake.params  # noqa: F821
-s = pd.read_csv(snakemake.input.summary)  # noqa: F821
-s = s[(s["adversary"] == p.adversary) & (s["case"] == p.case)]
-bars, curve, which, plotted = appendix_panels(s, pd.read_csv(snakemake.input.rdp), p.case, p.panel_dataset)  # noqa: F821
-fig = plot_appendix_figure(bars, curve, p.title, f"composed RDP on {p.panel_dataset}, {which}", floor=p.floor)
+f = p.figure
+summary = pd.read_csv(snakemake.input.summary, keep_default_na=f["keep_default_na"])  # noqa: F821
+rdp = pd.read_csv(snakemake.input.rdp, keep_default_na=f["keep_default_na"])  # noqa: F821
+fig, plotted = appendix_figure(
+    summary, rdp, adversary=f["adversary"], case=f["case"], panel_dataset=p.panel_dataset, title=f["title"],
+    variant=f["variant"], columns=f["columns"], setting=p.setting, floor=p.floor,
+)  # fmt: skip
 log.info("plotted:\n%s", plotted.to_string(index=False))
 save_figure(fig, snakemake.output.pdf)  # noqa: F821
 save_figure(fig, snakemake.output.png)  # noqa: F821

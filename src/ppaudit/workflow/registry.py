@@ -24,11 +24,20 @@ A row (a mapping in the ``targets`` list)::
       subcategory: Figs. 3–4
       label: "{fig34}"              # report label (may use the rule's wildcards)
       includes: []                  # other targets this one also builds (a ``group``)
+      params: {}                    # per-row values the producing rule passes to its script
 
 Rows that share a producing rule (a rule with wildcards, e.g. Figs. 3 and 4) must agree on
-everything that belongs to the rule (outputs, caption, category, subcategory, label, kind);
-each row fills the wildcards with its own values. A row whose ``id`` equals its ``rule`` is a
-producing rule that is its own target (no target rule is generated for it).
+everything that belongs to the rule (outputs, caption, category, label, kind); each row fills
+the wildcards with its own values, and may have its own ``subcategory`` (the report resolves
+it per job from the wildcards, :meth:`Registry.subcategory_of`) and its own ``params``.
+
+``params`` are what differs between the figures of one rule beyond their file names (e.g.
+the adversary, case, summary file and title of each appendix figure of Chadha et al. 2024):
+a mapping of names to scalars (string, number, boolean, null) or lists of scalars. Every row
+of one rule gives the same names, so the rule's script sees one interface; the rule reads a
+row's values with :meth:`Registry.params_of` (``figure_params("<rule>")`` in ``common.smk``).
+A row whose ``id`` equals its ``rule`` is a producing rule that is its own target (no target
+rule is generated for it).
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ KINDS = ("figure", "table", "group")
 """Kinds of target: a figure (pdf/png + plotted numbers), a table, or a group of targets."""
 
 ROW_KEYS = frozenset(
-    {"id", "paper", "kind", "rule", "wildcards", "outputs", "caption", "category", "subcategory", "label", "includes"}
+    {"id", "paper", "kind", "rule", "wildcards", "outputs", "caption", "category", "subcategory", "label", "includes", "params"}
 )
 REQUIRED_KEYS = frozenset({"id", "paper", "kind", "outputs"})
 TOP_LEVEL_KEYS = frozenset({"papers", "targets"})
@@ -55,7 +64,8 @@ FILE_LABELS = {"pdf": "PDF", "png": "PNG", "svg": "SVG", "csv": "CSV", "md": "Ma
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _WILDCARD_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
-_RULE_LEVEL = ("outputs", "caption", "category", "subcategory", "label", "kind")
+_RULE_LEVEL = ("outputs", "caption", "category", "label", "kind")
+_SCALAR = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True)
@@ -65,14 +75,15 @@ class OutputSpec:
     Attributes:
         path: the output path pattern (may hold the rule's wildcards).
         caption: repository-relative path of the caption ``.rst``; ``None``: not a report entry.
-        category, subcategory: report grouping.
+        category, subcategory: report grouping; ``subcategory`` is a function of the job's
+            wildcards (:meth:`Registry.subcategory_of`) when the rule's rows differ in it.
         labels: report labels, e.g. ``{"figure": "{fig34}", "file": "PDF"}``.
     """
 
     path: str
     caption: str | None = None
     category: str | None = None
-    subcategory: str | None = None
+    subcategory: str | Callable[[object], str | None] | None = None
     labels: Mapping[str, str] | None = None
 
     @property
@@ -95,6 +106,7 @@ class Target:
     subcategory: str | None = None
     label: str | None = None
     includes: tuple[str, ...] = ()
+    params: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def own_files(self) -> list[str]:
@@ -166,6 +178,66 @@ class Registry:
         """Names of the producing rules, in row order."""
         return list(dict.fromkeys(t.rule for t in self.targets if t.rule is not None))
 
+    def rows_of(self, rule: str) -> list[Target]:
+        """Rows whose producing rule is ``rule``, in registry order.
+
+        Raises:
+            KeyError: if no row names ``rule`` as its producing rule.
+        """
+        rows = [t for t in self.targets if t.rule == rule]
+        if not rows:
+            raise KeyError(f"no row of the figure registry has producing rule {rule!r} (have {self.producing_rules()})")
+        return rows
+
+    def row_for(self, rule: str, wildcards: object) -> Target:
+        """The row of producing rule ``rule`` whose wildcard values are those of a job.
+
+        Args:
+            rule: name of a producing rule of the registry.
+            wildcards: the job's wildcards: a mapping, or Snakemake's ``Wildcards`` (anything
+                with ``items()``); names the rows do not fill are ignored.
+
+        Returns:
+            The matching :class:`Target`.
+
+        Raises:
+            KeyError: naming the rule and the wildcards when no row of the rule matches.
+        """
+        values = dict(wildcards.items()) if hasattr(wildcards, "items") else dict(wildcards)
+        for t in self.rows_of(rule):
+            if all(values.get(k) == v for k, v in t.wildcards.items()):
+                return t
+        raise KeyError(f"no row of the figure registry with producing rule {rule!r} has wildcards {values}")
+
+    def params_of(self, rule: str, wildcards: object) -> dict[str, object]:
+        """The ``params`` of the row of ``rule`` that a job's wildcards select (a copy).
+
+        Args:
+            rule, wildcards: as :meth:`row_for`.
+
+        Returns:
+            ``{name: value}`` (lists copied); empty when the row has no params.
+
+        Raises:
+            KeyError: as :meth:`row_for`.
+        """
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in self.row_for(rule, wildcards).params.items()}
+
+    def subcategory_of(self, rule: str, wildcards: object) -> str | None:
+        """The report subcategory of the row of ``rule`` that a job's wildcards select."""
+        return self.row_for(rule, wildcards).subcategory
+
+    def wildcard_values(self, rule: str, name: str) -> list[str]:
+        """Values the rows of ``rule`` give wildcard ``name``, in row order (for ``wildcard_constraints``).
+
+        Raises:
+            KeyError: if no row of the rule fills ``name`` (or no row names the rule).
+        """
+        values = [t.wildcards[name] for t in self.rows_of(rule) if name in t.wildcards]
+        if not values:
+            raise KeyError(f"no row of producing rule {rule!r} fills wildcard {name!r}")
+        return list(dict.fromkeys(values))
+
     def outputs_of(self, rule: str) -> dict[str, OutputSpec]:
         """Named outputs of a producing rule with their report metadata.
 
@@ -174,15 +246,21 @@ class Registry:
 
         Returns:
             ``{output name: OutputSpec}`` in the order of the registry row; the report labels
-            are ``{kind: label, "file": ...}`` (``kind`` is ``figure`` or ``table``).
+            are ``{kind: label, "file": ...}`` (``kind`` is ``figure`` or ``table``). The
+            subcategory is the rows' common one, or, when the rows differ in it, a function
+            ``subcategory(wildcards)`` (Snakemake's ``report()`` calls it per job).
 
         Raises:
             KeyError: if no row names ``rule`` as its producing rule.
         """
-        rows = [t for t in self.targets if t.rule == rule]
-        if not rows:
-            raise KeyError(f"no row of the figure registry has producing rule {rule!r} (have {self.producing_rules()})")
+        rows = self.rows_of(rule)
         row = rows[0]  # rows of one rule agree on the rule-level fields (checked at parse time)
+        subcategory: str | Callable[[object], str | None] | None = row.subcategory
+        if len({t.subcategory for t in rows}) > 1:
+
+            def subcategory(wildcards: object, _rule: str = rule) -> str | None:
+                return self.subcategory_of(_rule, wildcards)
+
         specs = {}
         for name, pattern in row.outputs.items():
             if row.caption is None:
@@ -197,7 +275,7 @@ class Registry:
                 pattern,
                 caption=row.caption,
                 category=row.category,
-                subcategory=row.subcategory,
+                subcategory=subcategory,
                 labels={label_key: row.label, "file": file_label},
             )
         return specs
@@ -248,6 +326,25 @@ def _text(row: Mapping, key: str, where: str, *, optional: bool = False) -> str 
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{where}: {key} must be a non-empty string, got {value!r}")
     return value
+
+
+def _params(params: object, rule: str | None, where: str) -> dict[str, object]:
+    """Validate a row's ``params``: identifier names, scalar or list-of-scalar values."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f"{where}: params must be a mapping name -> value, got {params!r}")
+    if params and rule is None:
+        raise ValueError(f"{where}: has params but no producing rule to pass them to")
+    out: dict[str, object] = {}
+    for name, value in params.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{where}: param name {name!r} must be a Python identifier (the script reads it by name)")
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, _SCALAR) for v in items):
+            raise ValueError(f"{where}: param {name} must be a string, number, boolean, null or a list of them, got {value!r}")
+        out[name] = list(value) if isinstance(value, list) else value
+    return out
 
 
 def _parse_row(row: object, index: int, papers: Mapping[str, str], root: Path | None) -> Target:
@@ -319,6 +416,8 @@ def _parse_row(row: object, index: int, papers: Mapping[str, str], root: Path | 
     elif category is not None or subcategory is not None or label is not None:
         raise ValueError(f"{where}: category/subcategory/label are report fields; give a caption or drop them")
 
+    params = _params(row.get("params"), rule, where)
+
     includes = row.get("includes") or []
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
         raise ValueError(f"{where}: includes must be a list of target ids, got {includes!r}")
@@ -336,6 +435,7 @@ def _parse_row(row: object, index: int, papers: Mapping[str, str], root: Path | 
         subcategory=subcategory,
         label=label,
         includes=tuple(includes),
+        params=params,
     )
 
 
@@ -366,6 +466,11 @@ def _check_cross_rows(targets: list[Target]) -> None:
                     f"targets {ref.id!r} and {t.id!r} share producing rule {t.rule!r} but differ in {key}: "
                     f"{getattr(ref, key)!r} vs {getattr(t, key)!r}"
                 )
+        if set(t.params) != set(ref.params):
+            raise ValueError(
+                f"targets {ref.id!r} and {t.id!r} share producing rule {t.rule!r} but give different params: "
+                f"{sorted(ref.params)} vs {sorted(t.params)}"
+            )
         if ref is not t and t.wildcards == ref.wildcards:
             raise ValueError(f"targets {ref.id!r} and {t.id!r} share producing rule {t.rule!r} with the same wildcards")
     # No file belongs to two rows.
@@ -405,7 +510,8 @@ def parse_registry(data: object, root: str | Path | None = None) -> Registry:
     Raises:
         ValueError: naming the row and the key of the first problem (unknown or missing key,
             bad id, unknown paper or kind, wildcards of a path not filled by the row, missing
-            caption file, rows of one rule that disagree, a file claimed by two rows, an
+            caption file, params that are not scalars or lists of scalars, rows of one rule
+            that disagree or give different param names, a file claimed by two rows, an
             unknown or cyclic include).
     """
     if not isinstance(data, Mapping):
