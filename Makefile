@@ -5,7 +5,7 @@
 #   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q
 #   make lint    snakemake --lint
 #   make report  run, then write results/report.html
-#   make bench   run every bench/*.py
+#   make bench   run every bench/*.py but bench_default.py (= make bench-default: time per target group)
 #   make clean   remove what the workflow wrote (results/, logs/, benchmarks/, .snakemake/)
 #
 # Both `run` and `test` are idempotent: the venv is (re)installed only when pyproject.toml
@@ -42,7 +42,7 @@ FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS))
 # The torch version pinned in pyproject.toml (empty when there is no pin).
 TORCH_VERSION := $(shell sed -n 's/.*"torch==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 
-.PHONY: help setup deb-packages run test lint report bench clean
+.PHONY: help setup deb-packages run test lint report bench clean compare-results bench-default
 
 help:
 	@sed -n '3,9s/^# \{0,1\}//p' Makefile
@@ -108,7 +108,27 @@ report: run
 bench: setup
 	@shopt -s nullglob; files=(bench/*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "no benchmarks in bench/"; exit 0; fi; \
-	for f in "$${files[@]}"; do echo "==> $$f"; $(BIN)/python "$$f"; done
+	for f in "$${files[@]}"; do \
+	  if [ "$$f" = bench/bench_default.py ]; then continue; fi; \
+	  echo "==> $$f"; $(BIN)/python "$$f"; done
 
 clean:
 	rm -rf results logs benchmarks .snakemake
+
+# Byte-identity check of issue 12: run TARGETS (default: rule all) with CONFIG (extra config
+# files; default: the embedded config/config.yaml) on git revision BASE and on the working
+# tree, each in a temporary copy, and compare every CSV/TSV/MD/JSON under results/ (exit 1
+# listing what differs). E.g.
+#   make compare-results BASE=HEAD CONFIG=tests/configs/tiny.yaml TARGETS="chadha_fig2 chadha_fig6"
+# Extra options of bench/compare_results.py (--rtol, --atol, --keep, --cores) go in COMPARE_ARGS.
+$(if $(filter compare-results,$(MAKECMDGOALS)),$(if $(BASE),,$(error give BASE=<git revision>, e.g. make compare-results BASE=HEAD)))
+compare-results: setup
+	$(BIN)/python bench/compare_results.py --base "$(BASE)" $(if $(CONFIG),--config $(CONFIG)) $(if $(TARGETS),--targets $(TARGETS)) $(COMPARE_ARGS)
+
+# Wall and CPU time of `make run` per target group of workflow/figures.yaml, on a fresh
+# directory, the groups one after another (each group's time is its incremental cost); prints
+# a Markdown table, each group's snakemake log under <fresh dir>/bench-default-logs/.
+# Options of bench/bench_default.py (--write-readme, --dry-run, --groups, --configfile) go in
+# BENCH_ARGS, e.g. `make bench-default BENCH_ARGS=--write-readme` regenerates README's table.
+bench-default: setup
+	$(BIN)/python bench/bench_default.py --cores $(CORES) $(BENCH_ARGS)

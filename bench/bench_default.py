@@ -1,0 +1,511 @@
+"""Wall and CPU time of ``make run`` per target group, on a fresh directory (issue 16, item 1).
+
+The groups come from the figure registry ``workflow/figures.yaml`` (loaded with
+:func:`ppaudit.workflow.registry.load_registry`): one group per paper and stage — Chadha et al.
+2024 synthetic figures, PATE/CaPC, PromptPATE, Private-kNN; Wang et al. 2022; the observational
+label-DP audit; Malek et al. 2021; the auditor's self-check; the findings tables with the
+paper comparison — then ``all`` for whatever ``rule all`` still needs. The groups run one after
+another, in that fixed order, into ONE fresh directory with the command of ``make run``::
+
+    snakemake --profile workflow/profiles/default --cores N --configfile CONFIG \\
+        --directory FRESH_DIR <targets of the group>
+
+so each group's time is its **incremental** cost after the groups before it (a group reuses
+what earlier groups built; e.g. Wang's PATE caching panel reuses the PATE/CaPC vote fits), and
+the sum over the groups is the cost of ``make run`` on a fresh clone. Wall time is measured
+around each ``snakemake`` call; CPU time is user + system time of the whole snakemake process
+tree (``resource.getrusage(RUSAGE_CHILDREN)`` before and after, which counts every descendant
+that was waited for: the scheduler and every job's script).
+
+Output: progress lines while it runs, each group's snakemake output in
+``<log-dir>/<nn>_<group>.log``, a Markdown table (and ``bench_default.json`` with the raw numbers
+in the log folder) at the end. ``--write-readme`` splices the table into ``README.md`` between
+the markers ``<!-- bench-default:begin -->`` and ``<!-- bench-default:end -->`` (the prose around
+them is kept). ``--dry-run`` prints the groups and their incremental job counts from
+``snakemake -n`` (cumulative target lists, differenced) without running anything.
+
+Run: ``make bench-default`` or ``.venv/bin/python bench/bench_default.py [--cores 2]
+[--configfile config/config.yaml] [--groups chadha_synthetic,wang2022] [--dry-run]
+[--write-readme]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import re
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))  # a checkout without the editable install still works
+
+from ppaudit.workflow.registry import Registry, Target, load_registry
+
+REGISTRY_FILE = REPO / "workflow" / "figures.yaml"
+PROFILE = "workflow/profiles/default"
+README = REPO / "README.md"
+BEGIN_MARKER = "<!-- bench-default:begin -->"
+END_MARKER = "<!-- bench-default:end -->"
+
+
+@dataclass(frozen=True)
+class Group:
+    """One target group: a key (for ``--groups`` and log names) and a title for the table."""
+
+    key: str
+    title: str
+
+
+# The fixed run order. Each registry row belongs to exactly one group (see stage_of); "all"
+# is last and builds whatever ``rule all`` still needs (nothing but the rule itself when the
+# groups cover the registry).
+GROUPS: tuple[Group, ...] = (
+    Group("chadha_synthetic", "Chadha synthetic (Figs. 2, 6, worst case)"),
+    Group("chadha_pate_capc", "Chadha PATE/CaPC (Figs. 3–4, App. E.1–E.2)"),
+    Group("chadha_promptpate", "Chadha PromptPATE (App. E.3)"),
+    Group("chadha_knn", "Chadha Private-kNN (Fig. 5, App. E.4)"),
+    Group("wang2022", "Wang et al. 2022"),
+    Group("observational", "label DP, observational audit"),
+    Group("malek2021", "label DP, Malek et al. 2021"),
+    Group("selfcheck", "auditor self-check"),
+    Group("findings", "findings tables + paper comparison"),
+    Group("other", "other registry rows"),
+    Group("all", "the rest of `all`"),
+)
+GROUP_BY_KEY = {g.key: g for g in GROUPS}
+
+# Registry papers that are one group each.
+_PAPER_GROUPS = {"wang2022": "wang2022", "observational": "observational", "malek2021": "malek2021", "ppaudit": "selfcheck"}
+# Chadha et al. 2024: the stage is named in the row's report subcategory.
+_CHADHA_STAGES = (
+    ("PromptPATE", "chadha_promptpate"),
+    ("Private-kNN", "chadha_knn"),
+    ("Fig. 2", "chadha_synthetic"),
+    ("Fig. 6", "chadha_synthetic"),
+    ("Worst-case", "chadha_synthetic"),
+)
+
+
+def stage_of(target: Target, registry: Registry) -> str:
+    """The group key of one registry row.
+
+    Rules, in order: a ``group`` row (e.g. ``chadha_promptpate``) belongs where all its
+    ``includes`` belong; a findings table (id ending in ``_findings``) or a row of paper
+    ``all`` (the paper comparison) is in ``findings``; Chadha rows by the stage their report
+    subcategory names (PromptPATE, Private-kNN, Figs. 2 / 6 / worst case = synthetic, else
+    PATE/CaPC); the other papers are one group each; anything else is ``other``.
+
+    Args:
+        target: a row of ``registry``.
+        registry: the figure registry (for the rows a ``group`` row includes).
+
+    Returns:
+        A key of :data:`GROUP_BY_KEY`.
+    """
+    if target.kind == "group" and target.includes:
+        stages = {stage_of(registry[i], registry) for i in target.includes}
+        if len(stages) == 1:
+            return stages.pop()
+    if target.id.endswith("_findings") or target.paper == "all":
+        return "findings"
+    if target.paper == "chadha2024":
+        sub = target.subcategory or ""
+        for needle, key in _CHADHA_STAGES:
+            if needle in sub:
+                return key
+        return "chadha_pate_capc"
+    return _PAPER_GROUPS.get(target.paper, "other")
+
+
+def target_groups(registry: Registry, only: Sequence[str] | None = None) -> list[tuple[Group, list[str]]]:
+    """The non-empty target groups of the registry, in run order.
+
+    Args:
+        registry: the figure registry.
+        only: group keys to keep (run order is kept, not the order given); ``None``: all.
+
+    Returns:
+        ``[(group, [target ids in registry order])]``; the last group is ``all`` (target ``all``)
+        unless ``only`` leaves it out.
+
+    Raises:
+        ValueError: if ``only`` names a group that does not exist or has no targets.
+    """
+    members: dict[str, list[str]] = {g.key: [] for g in GROUPS}
+    for t in registry.targets:
+        members[stage_of(t, registry)].append(t.id)
+    members["all"] = ["all"]
+    groups = [(g, members[g.key]) for g in GROUPS if members[g.key]]
+    if only is not None:
+        have = {g.key for g, _ in groups}
+        bad = [k for k in only if k not in have]
+        if bad:
+            raise ValueError(f"unknown or empty group(s) {bad}; groups are {sorted(have)}")
+        groups = [(g, ids) for g, ids in groups if g.key in set(only)]
+    return groups
+
+
+def target_rule_count(registry: Registry, ids: Iterable[str]) -> int:
+    """How many of ``ids`` are generated target rules (no-op local jobs that ``make run`` does not run).
+
+    ``snakemake chadha_fig2`` runs the target rule ``chadha_fig2`` as one job besides the jobs
+    that build its files; ``make run`` (``rule all``) does not. Subtracting these makes the
+    groups' job counts add up to the job count of ``make run``.
+
+    Args:
+        registry: the figure registry.
+        ids: target ids of a group (``all`` is not a registry row and is not counted).
+
+    Returns:
+        The number of ids whose row needs a generated target rule.
+    """
+    return sum(1 for i in ids if i in registry and registry[i].needs_target_rule)
+
+
+def compress_ids(ids: Sequence[str], min_run: int = 3) -> str:
+    """Target ids for the table, runs of consecutive numbers shortened (``a7`` … ``a16``).
+
+    Args:
+        ids: target ids in order.
+        min_run: shortest run of consecutive numbers with one prefix that is shortened.
+
+    Returns:
+        The ids in backticks, separated by spaces.
+    """
+    parts: list[str] = []
+    run: list[tuple[str, int, str]] = []
+
+    def flush() -> None:
+        if len(run) >= min_run:
+            parts.append(f"`{run[0][2]}` … `{run[-1][2]}`")
+        else:
+            parts.extend(f"`{r[2]}`" for r in run)
+        run.clear()
+
+    for tid in ids:
+        m = re.fullmatch(r"(.*?)(\d+)", tid)
+        if m and run and run[-1][0] == m[1] and run[-1][1] + 1 == int(m[2]):
+            run.append((m[1], int(m[2]), tid))
+            continue
+        flush()
+        if m:
+            run.append((m[1], int(m[2]), tid))
+        else:
+            parts.append(f"`{tid}`")
+    flush()
+    return " ".join(parts)
+
+
+_STEPS = re.compile(r"^(\d+) of (\d+) steps \(")
+_TOTAL = re.compile(r"^total\s+(\d+)\s*$", re.MULTILINE)
+
+
+def parse_job_count(output: str) -> int:
+    """Number of jobs snakemake ran or would run, from its output.
+
+    Args:
+        output: stdout + stderr of ``snakemake`` (a run or a dry-run).
+
+    Returns:
+        The ``total`` of the job-stats table (dry-run), else the ``Y`` of the last
+        ``X of Y steps`` line (run); 0 when snakemake had nothing to do.
+
+    Raises:
+        ValueError: if the output holds neither (snakemake failed before scheduling).
+    """
+    totals = _TOTAL.findall(output)
+    if totals:
+        return int(totals[0])
+    steps = [int(m[2]) for line in output.splitlines() if (m := _STEPS.match(line.strip()))]
+    if steps:
+        return steps[-1]
+    if "Nothing to be done" in output:
+        return 0
+    raise ValueError("no job count in the snakemake output (no 'total N' job stats, no 'X of Y steps' line)")
+
+
+def format_seconds(seconds: float) -> str:
+    """``"95 s"`` below 2 minutes, else ``"1685 s ≈ 28.1 min"``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds:.0f} s ≈ {seconds / 60:.1f} min"
+
+
+@dataclass
+class GroupResult:
+    """What one group cost: ``jobs`` run, ``wall_s`` seconds, ``cpu_s`` = user + system seconds of
+    the process tree, ``scheduler_cpu_s`` = of which the snakemake process itself (``None``
+    where ``/proc`` is not available)."""
+
+    key: str
+    title: str
+    targets: list[str]
+    jobs: int
+    wall_s: float
+    cpu_s: float
+    scheduler_cpu_s: float | None = None
+
+
+def markdown_table(results: Sequence[GroupResult]) -> str:
+    """The Markdown table of the groups and their total.
+
+    Args:
+        results: one entry per group, in run order.
+
+    Returns:
+        The table (header, one row per group, a bold total row), newline-terminated.
+    """
+    def sched(values: Sequence[float | None]) -> str:
+        return "–" if any(v is None for v in values) else format_seconds(sum(values))  # type: ignore[arg-type]
+
+    lines = [
+        "| target group | targets | jobs | wall time | CPU time (user + sys) | of which the scheduler |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.title} | {compress_ids(r.targets)} | {r.jobs} | {format_seconds(r.wall_s)} "
+            f"| {format_seconds(r.cpu_s)} | {sched([r.scheduler_cpu_s])} |"
+        )
+    jobs = sum(r.jobs for r in results)
+    wall = sum(r.wall_s for r in results)
+    cpu = sum(r.cpu_s for r in results)
+    lines.append(
+        f"| **total** | | **{jobs}** | **{format_seconds(wall)}** | **{format_seconds(cpu)}** "
+        f"| **{sched([r.scheduler_cpu_s for r in results])}** |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def readme_block(results: Sequence[GroupResult], *, when: str, cores: int, configfile: str, load: str) -> str:
+    """The text that goes between the README markers: one provenance line and the table."""
+    return (
+        f"Generated by `make bench-default` (`bench/bench_default.py`) on {when}, {cores} cores, "
+        f"`--configfile {configfile}`, load average {load} at the start; each group's time is its "
+        f"incremental cost after the groups above it (one fresh directory, groups in this order); "
+        f"jobs leave out the no-op target rules, so they add up to the jobs of `make run`; every group is one "
+        f"snakemake call, so the total holds {len(results)} workflow parses + DAG builds where `make run` has one "
+        f"(≈ 4 s CPU each, in the scheduler column).\n\n"
+        + markdown_table(results)
+    )
+
+
+def splice_readme(text: str, block: str) -> str:
+    """Replace what lies between the bench-default markers of the README by ``block``.
+
+    Args:
+        text: the README.
+        block: the new content (the markers are kept; surrounding prose is untouched).
+
+    Returns:
+        The new README text.
+
+    Raises:
+        ValueError: if a marker is missing, appears more than once, or the end marker comes
+            before the begin marker.
+    """
+    n_begin, n_end = text.count(BEGIN_MARKER), text.count(END_MARKER)
+    if n_begin != 1 or n_end != 1:
+        raise ValueError(
+            f"README must hold each marker exactly once: {BEGIN_MARKER!r} ×{n_begin}, {END_MARKER!r} ×{n_end}"
+        )
+    head, rest = text.split(BEGIN_MARKER)
+    if END_MARKER not in rest:
+        raise ValueError(f"{END_MARKER!r} comes before {BEGIN_MARKER!r} in the README")
+    _, tail = rest.split(END_MARKER)
+    return f"{head}{BEGIN_MARKER}\n{block.strip()}\n{END_MARKER}{tail}"
+
+
+def snakemake_command(
+    targets: Iterable[str], *, directory: Path, configfile: Path, cores: str, dry_run: bool = False
+) -> list[str]:
+    """The ``snakemake`` call of ``make run`` for ``targets``, into ``directory``."""
+    beside = Path(sys.executable).with_name("snakemake")  # the venv's snakemake, as `make run`
+    cmd = [
+        str(beside) if beside.exists() else "snakemake",
+        "--snakefile", str(REPO / "Snakefile"),
+        "--profile", PROFILE,
+        "--cores", str(cores),
+        "--configfile", str(configfile),
+        "--directory", str(directory),
+    ]
+    if dry_run:
+        cmd.append("-n")
+    return cmd + list(targets)
+
+
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _own_cpu(pid: int) -> float | None:
+    """User + system seconds of process ``pid`` itself (not its children), from ``/proc``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _OwnCpuSampler(threading.Thread):
+    """Samples the snakemake process's own CPU time twice a second until it exits."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.last, self.done = pid, None, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            value = _own_cpu(self.pid)
+            if value is not None:
+                self.last = value
+            self.done.wait(0.5)
+
+
+def run_group(cmd: Sequence[str], log_path: Path, label: str) -> tuple[float, float, float | None, int]:
+    """Run one snakemake call, its output to ``log_path``, progress to stdout.
+
+    Returns:
+        ``(wall seconds, CPU seconds of the process tree, CPU seconds of the snakemake process
+        itself — the scheduler, last sampled ≤ 0.5 s before it exits, ``None`` without /proc —,
+        jobs)``.
+
+    Raises:
+        RuntimeError: if snakemake fails (the tail of its log is in the message).
+    """
+    cpu0, t0 = _cpu_children(), time.monotonic()
+    lines: list[str] = []
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("$ " + shlex.join(cmd) + "\n")
+        log.flush()
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        assert proc.stdout is not None
+        sampler = _OwnCpuSampler(proc.pid)
+        sampler.start()
+        for line in proc.stdout:
+            log.write(line)
+            lines.append(line)
+            m = _STEPS.match(line.strip())
+            if m:
+                print(f"    {label}: {m[1]}/{m[2]} jobs, {time.monotonic() - t0:.0f} s", flush=True)
+        rc = proc.wait()
+        sampler.done.set()
+        sampler.join()
+    wall, cpu = time.monotonic() - t0, _cpu_children() - cpu0
+    output = "".join(lines)
+    if rc != 0:
+        tail = "".join(lines[-30:])
+        raise RuntimeError(f"snakemake failed (exit {rc}) in group {label}; log {log_path}; last lines:\n{tail}")
+    return wall, cpu, sampler.last, parse_job_count(output)
+
+
+def dry_run(groups: Sequence[tuple[Group, list[str]]], directory: Path, configfile: Path, cores: str) -> list[int]:
+    """Incremental job counts of the groups: ``snakemake -n`` on cumulative target lists."""
+    counts, previous, cumulative = [], 0, []
+    for group, ids in groups:
+        cumulative += ids
+        proc = subprocess.run(
+            snakemake_command(cumulative, directory=directory, configfile=configfile, cores=cores, dry_run=True),
+            cwd=REPO, capture_output=True, text=True, check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"snakemake -n failed for group {group.key}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+        total = parse_job_count(proc.stdout + proc.stderr)
+        counts.append(total - previous)
+        previous = total
+    return counts
+
+
+def _fresh_directory(path: str | None) -> Path:
+    if path is None:
+        return Path(tempfile.mkdtemp(prefix="ppaudit-bench-default-"))
+    p = Path(path).resolve()
+    if p.exists() and any(p.iterdir()):
+        raise ValueError(f"--directory must be a fresh (empty or new) directory, got {p} (not empty)")
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configfile", default=str(REPO / "config" / "config.yaml"), help="config (default: the embedded config/config.yaml)")
+    parser.add_argument("--cores", default="all", help="snakemake --cores (default: all, as `make run`)")
+    parser.add_argument("--groups", default=None, help=f"comma-separated group keys to run (default: all); keys: {', '.join(GROUP_BY_KEY)}")
+    parser.add_argument("--directory", default=None, help="fresh work directory (default: a new one under $TMPDIR)")
+    parser.add_argument("--log-dir", default=None, help="where each group's snakemake log goes (default: <directory>/bench-default-logs)")
+    parser.add_argument("--dry-run", action="store_true", help="print the groups and their incremental job counts (snakemake -n); run nothing")
+    parser.add_argument("--write-readme", action="store_true", help=f"splice the table into {README.name} between the bench-default markers")
+    args = parser.parse_args(argv)
+
+    configfile = Path(args.configfile).resolve()
+    if not configfile.is_file():
+        raise ValueError(f"--configfile {args.configfile} does not exist")
+    only = [k.strip() for k in args.groups.split(",") if k.strip()] if args.groups else None
+    if args.write_readme and only is not None:
+        raise ValueError(f"--write-readme needs every group (the README table is the whole run), got --groups {args.groups}")
+    registry = load_registry(REGISTRY_FILE)
+    groups = target_groups(registry, only)
+    directory = _fresh_directory(args.directory)
+    cores = os.cpu_count() if args.cores == "all" else int(args.cores)
+    try:
+        config_label = str(configfile.relative_to(REPO))
+    except ValueError:
+        config_label = str(configfile)
+
+    print(f"bench-default: {len(groups)} groups, --cores {args.cores} ({cores}), --configfile {config_label}")
+    print(f"  fresh directory: {directory}")
+    print("  each group's time is its incremental cost after the groups before it (one directory, fixed order);")
+    print("  job counts leave out the no-op target rules (one per target), so they add up to `make run`'s;")
+    print("  each group is one snakemake call (one workflow parse + DAG build, ≈ 4 s CPU, more than `make run`'s one)")
+    if args.dry_run:
+        raw = dry_run(groups, directory, configfile, args.cores)
+        counts = [n - target_rule_count(registry, ids) for (_, ids), n in zip(groups, raw)]
+        print("\n| group | key | targets | jobs (incremental, snakemake -n) |\n| --- | --- | --- | ---: |")
+        for (g, ids), n in zip(groups, counts):
+            print(f"| {g.title} | `{g.key}` | {compress_ids(ids)} | {n} |")
+        print(f"| **total** | | | **{sum(counts)}** |")
+        return 0
+
+    log_dir = Path(args.log_dir).resolve() if args.log_dir else directory / "bench-default-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    load = "{:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg())
+    when = _dt.datetime.now().strftime("%d %b %Y %H:%M")
+    results: list[GroupResult] = []
+    for i, (group, ids) in enumerate(groups, start=1):
+        log_path = log_dir / f"{i:02d}_{group.key}.log"
+        print(f"[{i}/{len(groups)}] {group.title}: {len(ids)} target{'s' if len(ids) != 1 else ''}, log {log_path}", flush=True)
+        cmd = snakemake_command(ids, directory=directory, configfile=configfile, cores=args.cores)
+        wall, cpu, sched_cpu, jobs = run_group(cmd, log_path, group.key)
+        jobs -= target_rule_count(registry, ids)
+        results.append(GroupResult(group.key, group.title, ids, jobs, wall, cpu, sched_cpu))
+        print(f"    done: {jobs} jobs, wall {format_seconds(wall)}, CPU {format_seconds(cpu)}", flush=True)
+
+    table = markdown_table(results)
+    (log_dir / "bench_default.json").write_text(
+        json.dumps({"when": when, "cores": cores, "configfile": config_label, "load_at_start": load,
+                    "directory": str(directory), "groups": [asdict(r) for r in results]}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    print(f"\nWall and CPU time per target group (incremental; load average at start {load}):\n")
+    print(table)
+    if args.write_readme:
+        block = readme_block(results, when=when, cores=cores, configfile=config_label, load=load)
+        README.write_text(splice_readme(README.read_text(encoding="utf-8"), block), encoding="utf-8")
+        print(f"wrote the table into {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

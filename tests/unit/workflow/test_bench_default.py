@@ -1,0 +1,251 @@
+"""bench/bench_default.py (issue 16, item 1): the parts that need no snakemake run.
+
+* Grouping of the repository's figure registry: every row in exactly one named group (none
+  falls through to ``other``), the papers/stages land where the README says, fixed run order,
+  ``all`` last; ``--groups`` filtering and its errors; target-rule counting.
+* Grouping rules on small hand-made registries (a ``group`` row follows its includes; an
+  unknown paper goes to ``other``).
+* Job counts parsed from snakemake's dry-run / run output; the Markdown table and its totals;
+  splicing the README between the markers (prose kept, idempotent, bad markers rejected); the
+  repository README holds the markers once.
+* ``main`` refuses ``--write-readme`` with ``--groups`` and a non-empty ``--directory`` before
+  running anything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from ppaudit.workflow import load_registry, parse_registry
+
+REPO = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("bench_default", REPO / "bench" / "bench_default.py")
+bd = importlib.util.module_from_spec(_spec)
+sys.modules["bench_default"] = bd  # dataclasses look the module up by name
+_spec.loader.exec_module(bd)
+
+REGISTRY = load_registry(REPO / "workflow" / "figures.yaml")
+
+
+def test_every_registry_row_in_exactly_one_named_group():
+    groups = bd.target_groups(REGISTRY)
+    ids = [i for _, members in groups for i in members]
+    assert sorted(ids) == sorted(REGISTRY.ids() + ["all"])  # each row once, plus `all`
+    keys = [g.key for g, _ in groups]
+    assert "other" not in keys, "a registry row matched no paper/stage: extend bench_default.stage_of"
+    assert keys == [g.key for g in bd.GROUPS if g.key in keys]  # fixed run order
+    assert keys[-1] == "all" and groups[-1][1] == ["all"]
+
+
+@pytest.mark.parametrize(
+    ("target", "group"),
+    [
+        ("chadha_fig2", "chadha_synthetic"),
+        ("chadha_fig6", "chadha_synthetic"),
+        ("chadha_worstcase", "chadha_synthetic"),
+        ("chadha_fig3", "chadha_pate_capc"),
+        ("chadha_fig16", "chadha_pate_capc"),
+        ("chadha_fig17", "chadha_promptpate"),
+        ("chadha_promptpate", "chadha_promptpate"),
+        ("chadha_fig5", "chadha_knn"),
+        ("chadha_fig31", "chadha_knn"),
+        ("wang_fig1", "wang2022"),
+        ("wang_defence_caching", "wang2022"),
+        ("obs_table1", "observational"),
+        ("obs_fig5", "observational"),
+        ("malek_table5", "malek2021"),
+        ("selfcheck", "selfcheck"),
+        ("chadha_findings", "findings"),
+        ("wang_findings", "findings"),
+        ("labeldp_findings", "findings"),
+        ("paper_comparison", "findings"),
+    ],
+)
+def test_stage_of_repository_rows(target, group):
+    assert bd.stage_of(REGISTRY[target], REGISTRY) == group
+
+
+def _small_registry():
+    def row(tid, paper):
+        return {"id": tid, "paper": paper, "kind": "figure", "rule": f"make_{tid}", "outputs": {"csv": f"results/{tid}.csv"}}
+
+    data = {
+        "papers": {"chadha2024": "C", "wang2022": "W", "newpaper": "N"},
+        "targets": [
+            row("c_a", "chadha2024"),
+            row("c_b", "chadha2024"),
+            row("w_a", "wang2022"),
+            row("n_a", "newpaper"),
+            {"id": "mixed", "paper": "chadha2024", "kind": "group", "outputs": {}, "includes": ["c_a", "w_a"]},
+            {"id": "only_w", "paper": "chadha2024", "kind": "group", "outputs": {}, "includes": ["w_a"]},
+        ],
+    }
+    return parse_registry(data)
+
+
+def test_stage_of_rules_on_a_small_registry():
+    reg = _small_registry()
+    assert bd.stage_of(reg["c_a"], reg) == "chadha_pate_capc"  # Chadha row naming no other stage
+    assert bd.stage_of(reg["w_a"], reg) == "wang2022"
+    assert bd.stage_of(reg["n_a"], reg) == "other"  # a paper the bench does not know is not lost
+    assert bd.stage_of(reg["only_w"], reg) == "wang2022"  # a group row follows its includes
+    assert bd.stage_of(reg["mixed"], reg) == "chadha_pate_capc"  # includes disagree: the row's own paper
+    groups = {g.key: ids for g, ids in bd.target_groups(reg)}
+    assert groups["other"] == ["n_a"] and groups["all"] == ["all"]
+
+
+def test_group_filter_and_errors():
+    groups = bd.target_groups(REGISTRY, ["wang2022", "chadha_synthetic"])
+    assert [g.key for g, _ in groups] == ["chadha_synthetic", "wang2022"]  # run order, not the order given
+    with pytest.raises(ValueError, match="nosuch"):
+        bd.target_groups(REGISTRY, ["nosuch"])
+    with pytest.raises(ValueError, match="other"):  # exists as a key but has no targets here
+        bd.target_groups(REGISTRY, ["other"])
+
+
+def test_target_rule_count():
+    # paper_comparison is its own producing rule (no generated target rule); `all` is no row
+    assert bd.target_rule_count(REGISTRY, ["chadha_fig2", "paper_comparison", "all"]) == 1
+    assert bd.target_rule_count(REGISTRY, REGISTRY.ids()) == len(REGISTRY.generated_targets())
+
+
+def test_compress_ids():
+    ids = ["chadha_fig3", "chadha_fig4", "chadha_fig7", "chadha_fig8", "chadha_fig9", "chadha_findings"]
+    assert bd.compress_ids(ids) == "`chadha_fig3` `chadha_fig4` `chadha_fig7` … `chadha_fig9` `chadha_findings`"
+    assert bd.compress_ids(["a1", "a2", "b3"]) == "`a1` `a2` `b3`"
+    assert bd.compress_ids([]) == ""
+
+
+DRY_RUN_OUTPUT = """Building DAG of jobs...
+Job stats:
+job                  count
+-----------------  -------
+chadha_fig2              1
+plot_chadha_fig2         1
+audit_synthetic_pair     2
+total                    4
+
+[Tue Nov 24 09:00:11 2026]
+rule audit_synthetic_pair:
+"""
+
+RUN_OUTPUT = """Building DAG of jobs...
+Select jobs to execute...
+1 of 5 steps (20%) done
+Select jobs to execute...
+4 of 5 steps (80%) done
+5 of 5 steps (100%) done
+Complete log(s): .snakemake/log/x.snakemake.log
+"""
+
+
+def test_parse_job_count():
+    assert bd.parse_job_count(DRY_RUN_OUTPUT) == 4
+    assert bd.parse_job_count(RUN_OUTPUT) == 5
+    assert bd.parse_job_count("Building DAG of jobs...\nNothing to be done (all requested files are present and up to date).\n") == 0
+    with pytest.raises(ValueError, match="no job count"):
+        bd.parse_job_count("WorkflowError: config invalid\n")
+
+
+def _results():
+    return [
+        bd.GroupResult("chadha_synthetic", "Chadha synthetic", ["chadha_fig2", "chadha_fig6"], 6, 20.4, 35.0, 3.0),
+        bd.GroupResult("wang2022", "Wang et al. 2022", ["wang_fig1"], 24, 194.0, 300.2, 12.4),
+    ]
+
+
+def test_markdown_table_rows_and_totals():
+    table = bd.markdown_table(_results())
+    lines = table.strip().splitlines()
+    assert len(lines) == 2 + 2 + 1  # header, separator, two groups, total
+    assert lines[2] == "| Chadha synthetic | `chadha_fig2` `chadha_fig6` | 6 | 20 s | 35 s | 3 s |"
+    assert lines[3] == "| Wang et al. 2022 | `wang_fig1` | 24 | 194 s ≈ 3.2 min | 300 s ≈ 5.0 min | 12 s |"
+    assert lines[-1] == "| **total** | | **30** | **214 s ≈ 3.6 min** | **335 s ≈ 5.6 min** | **15 s** |"
+    # without /proc the scheduler's share is unknown, and so is its total
+    unknown = bd.markdown_table([_results()[0], bd.GroupResult("x", "X", ["x1"], 1, 1.0, 1.0, None)])
+    assert unknown.strip().splitlines()[-1].endswith("| **–** |")
+
+
+README_TEXT = f"""# title
+
+prose before the table
+
+{bd.BEGIN_MARKER}
+| old | table |
+| --- | --- |
+{bd.END_MARKER}
+
+prose after the table
+"""
+
+
+def test_splice_readme_keeps_prose_and_is_idempotent():
+    block = bd.readme_block(_results(), when="24 Nov 2026 10:00", cores=2, configfile="config/config.yaml", load="0.1 / 0.2 / 0.3")
+    out = bd.splice_readme(README_TEXT, block)
+    assert "| old | table |" not in out
+    assert out.startswith("# title\n\nprose before the table\n\n" + bd.BEGIN_MARKER + "\nGenerated by `make bench-default`")
+    assert out.endswith(bd.END_MARKER + "\n\nprose after the table\n")
+    assert bd.markdown_table(_results()) in out
+    assert bd.splice_readme(out, block) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no markers at all\n",
+        f"{bd.BEGIN_MARKER}\nonly the begin marker\n",
+        f"{bd.END_MARKER}\nx\n{bd.BEGIN_MARKER}\n",
+        f"{bd.BEGIN_MARKER}\n{bd.END_MARKER}\n{bd.BEGIN_MARKER}\n{bd.END_MARKER}\n",
+    ],
+)
+def test_splice_readme_rejects_bad_markers(text):
+    with pytest.raises(ValueError, match="marker|comes before"):
+        bd.splice_readme(text, "| x |\n")
+
+
+def test_repository_readme_has_the_markers_once():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    out = bd.splice_readme(text, "| new | table |\n")
+    assert out.count("| new | table |") == 1
+    # everything outside the markers is unchanged
+    assert out.split(bd.BEGIN_MARKER)[0] == text.split(bd.BEGIN_MARKER)[0]
+    assert out.split(bd.END_MARKER)[1] == text.split(bd.END_MARKER)[1]
+
+
+def test_own_cpu_of_this_process():
+    import os
+    import time
+
+    before = bd._own_cpu(os.getpid())
+    if before is None:
+        pytest.skip("no /proc on this platform")
+    t = time.process_time()
+    while time.process_time() - t < 0.2:  # burn 0.2 s of CPU in this process
+        pass
+    after = bd._own_cpu(os.getpid())
+    assert 0.1 <= after - before <= 5.0
+    assert bd._own_cpu(2**22 + 12345) is None  # no such process
+
+
+def test_snakemake_command_is_make_runs(tmp_path):
+    cmd = bd.snakemake_command(["chadha_fig2"], directory=tmp_path, configfile=Path("/c.yaml"), cores="2", dry_run=True)
+    assert cmd[cmd.index("--profile") + 1] == "workflow/profiles/default"
+    assert cmd[cmd.index("--directory") + 1] == str(tmp_path)
+    assert cmd[cmd.index("--configfile") + 1] == "/c.yaml"
+    assert cmd[cmd.index("--cores") + 1] == "2"
+    assert "-n" in cmd and cmd[-1] == "chadha_fig2"
+
+
+def test_main_refuses_bad_arguments_before_running(tmp_path):
+    with pytest.raises(ValueError, match="--write-readme needs every group"):
+        bd.main(["--groups", "wang2022", "--write-readme", "--directory", str(tmp_path / "new")])
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "file").write_text("x")
+    with pytest.raises(ValueError, match="fresh"):
+        bd.main(["--dry-run", "--directory", str(tmp_path / "used")])
+    with pytest.raises(ValueError, match="does not exist"):
+        bd.main(["--configfile", str(tmp_path / "missing.yaml")])
