@@ -64,7 +64,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._validation import as_orders, check_positive_int, check_sigma
-from ..divergence import renyi_divergence_from_log
+from ..divergence import renyi_divergence_from_llr_samples, renyi_divergence_from_log
 from ..noisy_argmax import class_probabilities
 from .enumeration import _log_power_sum, enumerate_base_certified
 from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel
@@ -364,13 +364,7 @@ def joint_transcript_rdp(model: JointNaturalQueryModel, sigma: float, orders, de
         u = gen.random((draws, nq, 1))
         ans = np.minimum((np.cumsum(p, axis=2) < u).sum(axis=2), c - 1)
         llr = _joint_loglik(ln, va, ans) - _joint_loglik(ln, vb, ans)
-        for j, alpha in enumerate(a):
-            z = (alpha - 1.0) * llr
-            top = z.max()
-            e = np.exp(z - top)
-            mean = e.mean()
-            est[d, j] = max((top + math.log(mean)) / (alpha - 1.0), 0.0)
-            se[d, j] = e.std(ddof=1) / math.sqrt(draws) / mean / (alpha - 1.0)
+        est[d], se[d] = renyi_divergence_from_llr_samples(llr, a)
     pick = np.argmax(est, axis=0)
     cols = np.arange(a.size)
     method = "monte_carlo" if tables is not None else "monte_carlo (estimated laws)"

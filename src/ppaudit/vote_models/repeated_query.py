@@ -55,6 +55,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from .._validation import as_orders, check_positive_int, check_sigma
+from ..divergence import renyi_divergence_from_llr_samples
 from ..noisy_argmax import log_class_probabilities
 from .enumeration import enumerate_base_certified
 from .model import NeighbouringVoteModel, pate_vote_model
@@ -474,13 +475,7 @@ def transcript_rdp(
         counts = gen.multinomial(n, probs[idx])
         ll = law.log_likelihoods(counts)
         llr = (ll[:, 0] - ll[:, 1]) * (1 if d == 0 else -1)
-        for j, alpha in enumerate(a):
-            z = (alpha - 1.0) * llr
-            top = z.max()
-            e = np.exp(z - top)
-            mean = e.mean()
-            est[d, j] = max((top + math.log(mean)) / (alpha - 1.0), 0.0)
-            se[d, j] = e.std(ddof=1) / math.sqrt(draws) / mean / (alpha - 1.0)
+        est[d], se[d] = renyi_divergence_from_llr_samples(llr, a)
     pick = np.argmax(est, axis=0)
     cols = np.arange(a.size)
     nan = np.full(a.size, np.nan)
