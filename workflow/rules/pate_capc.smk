@@ -149,6 +149,7 @@ rule audit_noisy_argmax:
         **config_params(
             PATE_CAPC, "trials", "sample_trials", "orders", "confidence", "count_mode", "exact",
             "bonferroni", "transcript", "transcript_max_work", "transcript_mc_draws", "transcript_trials",
+            "transcript_audit", "transcript_draws", "joint_draws",
             "delta", "audit_device"
         ),
         seed=get_config("seed"),

@@ -1,7 +1,7 @@
 """Snakemake script of rule audit_noisy_argmax: per-query audits of every candidate (§4.2, §5.4).
 
 Params: sigma, trials, sample_trials, orders, confidence, count_mode, exact, bonferroni, transcript,
-transcript_max_work, transcript_mc_draws, transcript_trials, delta, seed. Every candidate's null-canary control is audited too
+transcript_max_work, transcript_mc_draws, transcript_trials, transcript_audit, transcript_draws, joint_draws, delta, seed. Every candidate's null-canary control is audited too
 (rows ``control = True``).
 Outputs: ``per_query`` (ppaudit.experiments.private_prediction.audit_crafted); ``joint`` — for
 Pois-NatQ with ``transcript`` on, the joint audit of all natural queries on one training draw
@@ -33,7 +33,8 @@ with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 
         fit, crafted, p.sigma, p.trials, list(p.orders), p.seed, f"chadha_{w.algo}_{w.dataset}_{w.adversary}",
         confidence=p.confidence, bonferroni=p.bonferroni, progress=True, count_mode=p.count_mode, exact=p.exact, sample_trials=p.sample_trials,
         control=True, transcript=p.transcript, transcript_max_work=p.transcript_max_work, transcript_mc_draws=p.transcript_mc_draws,
-        transcript_trials=p.transcript_trials, delta=p.delta,
+        transcript_trials=p.transcript_trials, delta=p.delta, transcript_audit_method=p.transcript_audit,
+        transcript_draws=p.transcript_draws,
     )
 log.info("audited %d (candidate, query) pairs; exact methods %s", table[["candidate", "query"]].drop_duplicates().shape[0],
          table["exact_method"].value_counts().to_dict())
@@ -44,7 +45,7 @@ if w.adversary == "pois-natq" and p.transcript:
         votes_twin, votes_canary = z["votes_twin"], z["votes_S_prime"]
     joint = joint_natq_audit(fit, crafted, votes_twin, votes_canary, p.sigma, list(p.orders), p.seed, f"chadha_{w.algo}_{w.dataset}_{w.adversary}",
                              trials=p.transcript_trials, confidence=p.confidence, bonferroni=p.bonferroni, delta=p.delta,
-                             mc_draws=p.transcript_mc_draws)
+                             mc_draws=p.transcript_mc_draws, audit_method=p.transcript_audit, draws=p.joint_draws)
     log.info("joint transcript audit:\n%s", joint.to_string(index=False))
 if joint is None or joint.empty:
     joint = pd.DataFrame(columns=["candidate", "key", "order", *JOINT_RDP_COLUMNS, *JOINT_EPS_COLUMNS])

@@ -9,8 +9,9 @@ Outputs: ``rdp`` and ``eps`` (compose_candidates), ``summary`` (summarize_candid
 the columns algo, dataset, model, adversary, sigma, num_teachers, trials, num_queries,
 source, delta, eps_floor, and from the per-query table: N_g, N_g' (num_instantiations,
 num_canary_instantiations), fit_procedure, multiplicity, confidence_per_audit, the T actually
-used (trials_used_min / _max over the simulated audits), count_modes and the smallest
-effective confidence after pruning).
+used (trials_used_min / _max over the simulated audits), count_modes, the smallest
+effective confidence after pruning, and how the sound transcript audits were made
+(transcript_audit_methods, transcript_trials_max: M training draws or T transcripts)).
 """
 
 import _ppaudit_path
@@ -50,6 +51,9 @@ extra = {
     "trials_used_max": int(simulated["trials"].max()) if len(simulated) else 0,
     "count_modes": "+".join(sorted(set(per_query["count_mode"]))),
     "effective_confidence_min": float(per_query["effective_confidence"].min()),
+    # how the sound transcript audits were made (rao-blackwell: M training draws; sampled: T transcripts)
+    "transcript_audit_methods": "+".join(sorted(set(per_query.get("transcript_audit_method", pd.Series(["none"])).astype(str)))),
+    "transcript_trials_max": int(per_query["transcript_trials"].max()) if "transcript_trials" in per_query else 0,
 }
 for k, v in extra.items():
     summary[k] = v

@@ -34,6 +34,15 @@ is the same code.
 
 Each of the two bounds holds at the stated confidence on its own (they use the same counts;
 they are not claimed simultaneously).
+
+**Rao–Blackwellised transcript audit** (:func:`rao_blackwell_transcript_audit`, the default of
+the PATE/CaPC stage): instead of observing ``T`` sampled transcripts, draw ``M`` training runs
+(base histograms) and compute, per draw, the *exact* conditional law of a transcript statistic
+(the number of answers equal to one class; the answer itself for ``n = 1``) with the differing
+vote summed out (:func:`ppaudit.vote_models.conditional.conditional_transcript_draws`); then the
+empirical-Bernstein 2-cut of :func:`ppaudit.audit.rao_blackwell_two_cut` on those draws (sound:
+every interval is a confidence bound on the mean of i.i.d. bounded draws, widened by the
+certified quadrature error). Its RDP and ε bounds hold *simultaneously* at the confidence.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from .bounds import dp_epsilon_lower_bound, two_cut_lower_bound
 
 __all__ = [
     "TranscriptAudit",
+    "rao_blackwell_transcript_audit",
     "sample_transcript_counts",
     "score_bin_edges",
     "transcript_audit",
@@ -340,3 +350,59 @@ def transcript_audit(
             eps = dp_epsilon_lower_bound(counts[0], counts[1], delta=float(delta), confidence=conf, rng=g_select)
     return TranscriptAudit(a, bound, eps, None if delta is None else float(delta), conf, kind, n, t, bool(cache_answers),
                            counts[0], counts[1], edges)
+
+
+def rao_blackwell_transcript_audit(
+    model,
+    sigma: float,
+    num_repeats: int,
+    draws: int,
+    orders,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+    *,
+    delta: float | None = None,
+    selection: str = "split",
+    max_outputs: int = 128,
+) -> TranscriptAudit:
+    """Sound transcript audit from Rao–Blackwellised training draws (module docstring; Chadha et al. 2024 §4.2, App. B, Eq. (1)).
+
+    Args:
+        model: a :class:`ppaudit.vote_models.NeighbouringVoteModel` of one query (not identical).
+        sigma: noise standard deviation of the noisy argmax, > 0.
+        num_repeats: ``n ≥ 1`` answers per transcript (one training draw).
+        draws: ``M`` base draws (training runs) for the bounds.
+        orders: orders α > 1.
+        confidence: confidence of the RDP bounds of all orders and the ε bound together.
+        rng: seed, ``SeedSequence`` or generator.
+        delta: δ of the valid (ε, δ) lower bound of the transcript (None: not computed).
+        selection: output-set search (``"split"`` or ``"bonferroni"``) of
+            :func:`ppaudit.audit.rao_blackwell_two_cut`.
+        max_outputs: most values of the transcript statistic.
+
+    Returns:
+        A :class:`TranscriptAudit` with ``statistic`` the statistic used (``"answer"`` or
+        ``"count of class j"``), ``trials = M``, ``counts0``/``counts1`` the mean conditional
+        laws of the statistic (probabilities, not counts) and ``edges`` the statistic's bins;
+        ``details`` holds ``method = "rao-blackwell"``, the difference bound and the bias.
+
+    Raises:
+        ValueError: on bad arguments or an identical model.
+    """
+    from ..vote_models.conditional import conditional_transcript_draws
+    from .rao_blackwell import rao_blackwell_two_cut
+
+    a = as_orders(orders)
+    conf = check_probability(confidence, "confidence")
+    if delta is not None and not (0.0 <= float(delta) < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g_draw, g_select = gen.spawn(2)
+    d = conditional_transcript_draws(model, sigma, num_repeats, draws, g_draw, max_outputs=max_outputs)
+    res = rao_blackwell_two_cut(d.p, d.q, a, conf, difference_bound=max(d.difference_bound, 1e-300), bias=d.bias,
+                                selection=selection, rng=g_select, num_repeats=1 if delta is not None else None, delta=delta)
+    return TranscriptAudit(a, res.lower_bound, res.epsilon_lower_bound if delta is not None else float("nan"),
+                           None if delta is None else float(delta), conf, d.statistic, d.num_repeats, int(draws), False,
+                           d.p.mean(axis=0), d.q.mean(axis=0), d.bin_edges,
+                           details={"method": "rao-blackwell", "difference_bound": d.difference_bound, "bias": d.bias,
+                                    "evaluation_draws": res.evaluation_draws})

@@ -16,9 +16,11 @@ canary teacher (S') and its twin (S), the other teachers per the fitted model (i
 per query: their own dependence across queries is not modelled — see the model's docstring for
 what the data can and cannot pin down). Per candidate and order it reports
 
-* ``two_cut_joint`` — the 2-cut Clopper–Pearson lower bound on the joint transcript's RDP;
-* ``valid_eps_lower_joint`` — the (ε, δ) audit of Eq. (1) on the joint transcript: a valid ε
-  lower bound at δ (each at ``confidence_per_audit``: Bonferroni over the candidates);
+* ``two_cut_joint`` — the 2-cut lower bound on the joint transcript's RDP: Rao–Blackwellised
+  by default (exact conditional laws of a count statistic given the other teachers' draws,
+  empirical-Bernstein bounds), else Clopper–Pearson on sampled transcripts;
+* ``valid_eps_lower_joint`` — a valid ε lower bound at δ of the joint transcript (Rao–Blackwellised,
+  or Eq. (1) on the sampled transcripts), at ``confidence_per_audit`` (Bonferroni over the candidates);
 * ``exact_joint`` — the joint transcript's RDP (exact by enumeration of the answer vectors
   when ``C^Q ≤ max_outputs``, else a Monte Carlo estimate, ``exact_joint_se``), and
   ``exact_eps_pld_joint`` its exact ε (PLD; enumerated only);
@@ -35,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_probability
-from ..audit import bonferroni_confidence, transcript_audit
+from ..audit import bonferroni_confidence, rao_blackwell_two_cut, transcript_audit
 from ..rng import job_generator
 from ..vote_models.joint import joint_natural_query_model, joint_transcript_rdp
 
@@ -65,6 +67,8 @@ def joint_natq_audit(
     max_outputs: int = 1_000_000,
     mc_draws: int = 20_000,
     max_support: int = 50_000,
+    audit_method: str = "rao-blackwell",
+    draws: int = 100_000,
 ) -> pd.DataFrame:
     """Joint transcript audit of every Pois-NatQ candidate (module docstring).
 
@@ -83,6 +87,13 @@ def joint_natq_audit(
             ``confidence`` each (``"none (paper)"``).
         delta: δ of the ε values.
         max_outputs, mc_draws, max_support: budgets of :func:`~ppaudit.vote_models.joint.joint_transcript_rdp`.
+        audit_method: ``"rao-blackwell"`` (default) — ``draws`` draws of the other teachers' bases,
+            each with the exact conditional law of the number of queries answered in a
+            canary-favoured class (:meth:`~ppaudit.vote_models.joint.JointNaturalQueryModel.conditional_statistic_draws`),
+            empirical-Bernstein 2-cut and ε bound of :func:`ppaudit.audit.rao_blackwell_two_cut`
+            (the two hold together); ``"sampled"`` — ``trials`` sampled transcripts per side through
+            :func:`ppaudit.audit.transcript_audit` (Clopper–Pearson 2-cut and Eq. (1)).
+        draws: ``M`` of the Rao–Blackwellised audit.
 
     Returns:
         Long table: ``candidate, key, canary_index, canary_label, party, order`` +
@@ -100,6 +111,8 @@ def joint_natq_audit(
         raise ValueError(f"votes_twin and votes_canary must both be ({crafted.num_candidates}, N_g', n_queries), got {vt.shape} and {vc.shape}")
     if np.any(np.asarray(crafted.repetitions) > 1):
         raise ValueError("the joint natural-query audit asks each query once (Pois-NatQ); got repeated queries")
+    if audit_method not in ("rao-blackwell", "sampled"):
+        raise ValueError(f"audit_method must be 'rao-blackwell' or 'sampled', got {audit_method!r}")
     a = np.asarray(orders, dtype=np.float64)
     conf = check_probability(confidence, "confidence")
     if bonferroni:
@@ -112,6 +125,12 @@ def joint_natq_audit(
                                   rng=job_generator(seed, experiment, "joint-exact", key), max_support=max_support)
         if model.identical:
             lower, eps_lower, stat, t = np.zeros(a.size), 0.0, "identical", 0
+        elif audit_method == "rao-blackwell":
+            g = job_generator(seed, experiment, "joint-rb", key)
+            g_draw, g_sel = g.spawn(2)
+            p, q, tv, bias = model.conditional_statistic_draws(sigma, draws, g_draw)
+            rb = rao_blackwell_two_cut(p, q, a, conf, difference_bound=tv, bias=bias, rng=g_sel, num_repeats=1, delta=delta)
+            lower, eps_lower, stat, t = rb.lower_bound, rb.epsilon_lower_bound, "rao-blackwell: answers in the canary-favoured classes", int(draws)
         else:
             ta = transcript_audit(model, sigma, 1, trials, a, conf, rng=job_generator(seed, experiment, "joint", key), delta=delta,
                                   max_support=max_support)

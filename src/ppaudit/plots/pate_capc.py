@@ -34,7 +34,7 @@ SOUND_BARS = {
 #: queries on one training draw, :mod:`ppaudit.experiments.pate_capc_joint`).
 EPS_BARS = {
     "exact_eps_pld": "exact ε (PLD, sound: transcript)",
-    "valid_eps_lower": "valid ε lower bound (Eq. 1, transcript)",
+    "valid_eps_lower": "valid ε lower bound (transcript)",
 }
 
 #: The joint Pois-NatQ transcript ("sound: joint transcript"), beside the paper's per-query sum.
@@ -161,7 +161,8 @@ def appendix_panels(summary: pd.DataFrame, rdp: pd.DataFrame, case: str, panel_d
     CaPC, issue 13 §1) they are drawn beside the paper's, whose exact and audit bars are then
     labelled "(paper: per-query composition)". The ε bars of Figs. 3/4 follow as in
     :func:`fig34_table`: the exact ε of the transcript (PLD) and the valid ε lower bound of the
-    transcript audit (Eq. (1)) — :data:`EPS_BARS`, real ε values, no Thm 1 conversion — and, for
+    transcript audit (Rao–Blackwellised by default, :func:`ppaudit.audit.rao_blackwell_transcript_audit`;
+    Eq. (1) on sampled transcripts otherwise) — :data:`EPS_BARS`, real ε values, no Thm 1 conversion — and, for
     Pois-NatQ, the joint transcript of all natural queries on one training draw
     (:data:`JOINT_BARS`). These are bars only (they are not RDP curves of ``rdp``); a NaN (e.g.
     the PLD of a multi-query candidate, or a joint model that did not enumerate) is not drawn.
@@ -230,7 +231,7 @@ def fig34_table(summaries, adversaries) -> pd.DataFrame:
     exact and audit bars of the paper's per-query composition are labelled so and the sound
     "exact (sound: transcript)" / "2-cut audit … (sound: transcript)" bars follow them, with
     the exact ε of the transcript (dp-accounting PLD; the tight upper reference) and the valid ε
-    lower bound of the transcript audit (Eq. (1)) — real ε values, unlike the Thm 1 conversions.
+    lower bound of the transcript audit (Rao–Blackwellised by default) — real ε values, unlike the Thm 1 conversions.
     Pois-NatQ summaries with the joint audit (:mod:`ppaudit.experiments.pate_capc_joint`) add
     the :data:`JOINT_BARS` ("sound: joint transcript": one training draw for all natural
     queries; the paper's per-query sum assumes one independent training run per query).
@@ -267,7 +268,7 @@ def fig34_table(summaries, adversaries) -> pd.DataFrame:
                     v = get(adv, col)
                     if len(v):
                         rows.append({"algo": algo, "dataset": ds, "bar": name + tag(adv), "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
-            for col, name in (("exact_eps_pld", "exact ε (PLD, sound: transcript)"), ("valid_eps_lower", "valid ε lower bound (Eq. 1, transcript)")):
+            for col, name in (("exact_eps_pld", "exact ε (PLD, sound: transcript)"), ("valid_eps_lower", "valid ε lower bound (transcript)")):
                 for adv in advs:
                     v = get(adv, col)
                     if len(v) and sound and np.isfinite(v.iloc[0]):  # NaN: not computed (e.g. PLD of a multi-query candidate)

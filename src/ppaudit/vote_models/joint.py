@@ -224,6 +224,67 @@ class JointNaturalQueryModel:
                     lt[j, v] = np.log(np.maximum(class_probabilities(h, s).mean(axis=0), 1e-300))
         return lt, np.zeros(self.num_queries)
 
+    def conditional_statistic_draws(self, sigma: float, draws: int, rng: np.random.Generator, pilot_draws: int = 500,
+                                    chunk_size: int = 4096):
+        """Rao–Blackwellised draws of a joint-transcript statistic (for :func:`ppaudit.audit.rao_blackwell_two_cut`).
+
+        Statistic: ``N = Σ_q 1[a_q ∈ A_q]``, the number of informative queries answered with a
+        class the canary side makes likelier, ``A_q = {c : mean_g R̂_q(V'_g[q])(c) > mean_g R̂_q(V_g[q])(c)}``
+        (fixed on ``pilot_draws`` independent base draws, :meth:`estimated_tables`). Per draw ``m``
+        of the bases ``B_q`` (one per query, independently, as the model draws them) and per
+        instantiation ``g``, the answers are independent with ``Pr[a_q ∈ A_q] = Σ_{c ∈ A_q} p(B_q + e_{V_g[q]})(c)``
+        (Eq. (4)), so ``N`` is Poisson-binomial given ``(B, g)``; averaging over ``g`` gives the exact
+        conditional laws ``p_m``, ``q_m`` of ``N`` given the bases on the two sides — i.i.d. rows
+        whose means are the laws of ``N`` under the joint model. ``N`` is a post-processing of the
+        transcript (data processing).
+
+        Constants: ``|p_m(O) − q_m(O)| ≤ TV`` of the two empirical vote-vector laws (the same
+        component laws mixed with different weights); numerical error ``≤ Q · τ_C`` (each answer's
+        Bernoulli within the quadrature total variation ``τ_C``, and Poisson-binomial laws are
+        within the sum of their coordinates' errors).
+
+        Returns:
+            ``(p, q, difference_bound, bias)`` with ``p``, ``q`` ``(draws, Q + 1)``.
+        """
+        from ..quadrature_bound import quadrature_error_bound
+
+        s = check_sigma(sigma)
+        m = check_positive_int(draws, "draws", minimum=2)
+        if self.num_queries == 0:
+            raise ValueError("no informative query: the two joint laws are identical, nothing to audit")
+        g_pilot, g_draw = rng.spawn(2)
+        c, nq = self.num_classes, self.num_queries
+        lt, _ = self.estimated_tables(s, check_positive_int(pilot_draws, "pilot_draws"), g_pilot)
+        r = np.exp(lt)
+        qi = np.arange(nq)[None, :]
+        shift = r[qi, self.votes_prime].mean(axis=0) - r[qi, self.votes].mean(axis=0)  # (Q, C)
+        sets = shift > 0
+        # TV of the empirical vote-vector laws (uniform over the paired instantiations of each side)
+        both = np.concatenate([self.votes, self.votes_prime], axis=0)
+        _, inv = np.unique(both, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        n0 = self.votes.shape[0]
+        w0 = np.bincount(inv[:n0], minlength=inv.max() + 1) / n0
+        w1 = np.bincount(inv[n0:], minlength=inv.max() + 1) / (both.shape[0] - n0)
+        tv = float(min(1.0, 0.5 * np.abs(w0 - w1).sum()))
+        p_out, q_out = np.empty((m, nq + 1)), np.empty((m, nq + 1))
+        for a in range(0, m, chunk_size):
+            k = min(chunk_size, m - a)
+            pi = np.zeros((k, nq, c))  # Pr[a_q ∈ A_q | B_q + e_v] for every vote v
+            for j, base in enumerate(self.bases):
+                b = base.sample_base(g_draw, k).astype(np.float64)
+                for v in self._used(j):
+                    h = b.copy()
+                    h[:, v] += 1.0
+                    pi[:, j, v] = class_probabilities(h, s)[:, sets[j]].sum(axis=1)
+            for side, out in ((self.votes, p_out), (self.votes_prime, q_out)):
+                acc = np.zeros((k, nq + 1))
+                for g in range(side.shape[0]):
+                    acc += _poisson_binomial(pi[:, np.arange(nq), side[g]])
+                out[a : a + k] = acc / side.shape[0]
+        bias = nq * quadrature_error_bound(c).total_variation
+        return np.clip(p_out, 0.0, 1.0), np.clip(q_out, 0.0, 1.0), max(tv, 1e-300), bias
+
     def _used(self, j: int) -> np.ndarray:
         return np.unique(np.concatenate([self.votes[:, j], self.votes_prime[:, j]]))
 
@@ -233,6 +294,18 @@ class JointNaturalQueryModel:
         if which in ("S'", "S_prime", "s_prime", 1):
             return self.votes_prime
         raise ValueError(f"which must be 'S' or 'S_prime', got {which!r}")
+
+
+def _poisson_binomial(probs: np.ndarray) -> np.ndarray:
+    """Laws of the number of successes of independent Bernoullis, row-wise: ``(k, Q)`` → ``(k, Q + 1)``."""
+    k, nq = probs.shape
+    pmf = np.zeros((k, nq + 1))
+    pmf[:, 0] = 1.0
+    for j in range(nq):
+        pj = probs[:, j : j + 1]
+        pmf[:, 1 : j + 2] = pmf[:, 1 : j + 2] * (1.0 - pj) + pmf[:, : j + 1] * pj
+        pmf[:, 0] *= 1.0 - pj[:, 0]
+    return pmf
 
 
 def joint_natural_query_model(fit, candidate: int, votes_twin, votes_canary, queries) -> JointNaturalQueryModel:

@@ -69,6 +69,7 @@ __all__ = [
     "fixed_pair_transcript_law",
     "repeated_query_analysis",
     "repeated_query_rdp",
+    "sampled_transcript_law",
     "transcript_exact_epsilon",
     "transcript_law",
     "transcript_rdp",
@@ -296,6 +297,37 @@ def transcript_law(
     uniq, logw = _histogram_law(hist, w, model.last, model.last_prime)
     lp = log_class_probabilities(uniq.astype(np.float64), s)
     return TranscriptLaw(uniq, logw, np.atleast_2d(lp), n, s, float(tail), model.last.copy(), model.last_prime.copy())
+
+
+def sampled_transcript_law(model: NeighbouringVoteModel, sigma: float, num_repeats: int, draws: int, rng=None) -> TranscriptLaw:
+    """Transcript laws of the model with its base replaced by ``draws`` sampled bases (an *estimate*).
+
+    For models whose base cannot be enumerated (votes spread over many classes): the base law
+    is the empirical law of ``draws`` i.i.d. draws ``B_1 … B_M`` (shared by both sides; the
+    differing vote summed out exactly), so :func:`transcript_rdp` ``(method="monte_carlo")`` on it
+    estimates the transcript RDP. Not certified: the empirical mixture is a random model whose
+    expected laws are the true ones, and by joint convexity of the Rényi moment
+    ``E[Σ p̂^α q̂^{1−α}] ≥ Σ p^α q^{1−α}``, so the plug-in estimate errs upwards on average (an
+    upper reference in expectation, never a bound). ``tail_mass`` is 0 (no pruned mass is accounted).
+
+    Args:
+        model: the neighbouring vote model.
+        sigma: noise standard deviation, > 0.
+        num_repeats: ``n ≥ 1`` answers per transcript.
+        draws: ``M ≥ 1`` base draws.
+        rng: seed, ``SeedSequence`` or generator.
+
+    Returns:
+        A :class:`TranscriptLaw` over the distinct sampled histograms.
+    """
+    s = check_sigma(sigma)
+    n = check_positive_int(num_repeats, "num_repeats")
+    m = check_positive_int(draws, "draws")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    base, counts = np.unique(model.sample_base(gen, m), axis=0, return_counts=True)
+    uniq, logw = _histogram_law(base, counts / m, model.last, model.last_prime)
+    lp = log_class_probabilities(uniq.astype(np.float64), s)
+    return TranscriptLaw(uniq, logw, np.atleast_2d(lp), n, s, 0.0, model.last.copy(), model.last_prime.copy())
 
 
 def fixed_pair_transcript_law(h0, h1, sigma: float, num_repeats: int) -> TranscriptLaw:

@@ -24,7 +24,7 @@ def test_fig3_bars_paper_and_sound():
     assert bars["exact (sound: transcript) (Pois-AdvQ)"] == pytest.approx(0.6)
     assert bars["2-cut audit Nat-AdvQ (paper: per-query composition)"] == 1.5
     assert bars["exact ε (PLD, sound: transcript) (Pois-AdvQ)"] == pytest.approx(0.8)
-    assert bars["valid ε lower bound (Eq. 1, transcript) (Nat-AdvQ)"] == pytest.approx(0.1)
+    assert bars["valid ε lower bound (transcript) (Nat-AdvQ)"] == pytest.approx(0.1)
     assert bars["data-independent theory"] == 9.0 and len(t) == 1 + 2 * 3 + 2 * 2 + 2
 
 

@@ -121,5 +121,48 @@ def test_joint_natq_audit_table_bonferroni_and_identical_candidate():
     c0, c1 = t[t["candidate"] == 0], t[t["candidate"] == 1]
     assert (c1["joint_method"] == "identical").all() and (c1[["two_cut_joint", "exact_joint", "joint_cap"]] == 0).all().all()
     assert (c0["joint_method"] == "enumerate").all() and (c0["two_cut_joint"] <= c0["joint_cap"] + 1e-12).all()
+    assert (c0["joint_statistic"].str.startswith("rao-blackwell")).all() and (c0["transcript_trials"] == 100_000).all()
+    s = joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", trials=1000, delta=1e-6, audit_method="sampled")
+    s0 = s[s["candidate"] == 0]
+    assert (s0["transcript_trials"] == 1000).all() and (s0["two_cut_joint"] <= s0["joint_cap"] + 1e-12).all()
     with pytest.raises(ValueError, match="votes_twin"):
         joint_natq_audit(fit, crafted, twin[:1], canary[:1], SIGMA, ORDERS, 7, "t")
+    with pytest.raises(ValueError, match="'exact'"):
+        joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", audit_method="exact")
+
+
+def test_rao_blackwellised_joint_draws_match_the_exact_law_and_audit_soundly():
+    """The conditional laws of N (answers in the canary-favoured classes) average to its exact law
+    (from the enumerated joint answer law), and the Rao–Blackwellised 2-cut stays below the exact RDP."""
+    from ppaudit.audit import rao_blackwell_two_cut
+
+    fit = _fit(2)
+    twin = np.array([[0, 1], [0, 2], [1, 1]])
+    canary = np.array([[2, 1], [0, 0], [1, 2]])
+    m = joint_natural_query_model(fit, 0, twin, canary, [0, 1])
+    lt, _ = m.log_tables(SIGMA)
+    ln = lt - np.logaddexp.reduce(lt, axis=2, keepdims=True)
+    r = np.exp(ln)
+    qi = np.arange(m.num_queries)[None, :]
+    sets = (r[qi, m.votes_prime].mean(axis=0) - r[qi, m.votes].mean(axis=0)) > 0  # A_q from the exact tables
+    grid = np.stack(np.meshgrid(*[np.arange(C)] * m.num_queries, indexing="ij"), -1).reshape(-1, m.num_queries)
+    n_of = sets[np.arange(m.num_queries)[None, :], grid].sum(axis=1)
+    draws = 20_000
+    p, q, tv, bias = m.conditional_statistic_draws(SIGMA, draws, np.random.default_rng(5), pilot_draws=4000)
+    assert p.shape == q.shape == (draws, m.num_queries + 1) and 0 < tv <= 1 and 0 < bias < 1e-3
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+    for rows, votes in ((p, m.votes), (q, m.votes_prime)):
+        exact = np.bincount(n_of, weights=np.exp(_enumerate_joint(ln, votes)), minlength=m.num_queries + 1)
+        se = rows.std(axis=0) / np.sqrt(draws)
+        assert np.all(np.abs(rows.mean(axis=0) - exact) <= 5 * se + 1e-6), (rows.mean(axis=0), exact)
+    # every row's difference is within the stated bound (the constant of the empirical-Bernstein bound)
+    assert np.all(np.abs(p - q) <= tv + 1e-12)
+    exact_rdp = joint_transcript_rdp(m, SIGMA, ORDERS).rdp
+    above = 0
+    for s in range(30):
+        pp, qq, tv, bias = m.conditional_statistic_draws(SIGMA, 2000, np.random.default_rng(100 + s))
+        rb = rao_blackwell_two_cut(pp, qq, ORDERS, 0.95, difference_bound=tv, bias=bias, rng=np.random.default_rng(s), num_repeats=1)
+        above += bool(np.any(rb.lower_bound > exact_rdp * (1 + 1e-9) + 1e-12))
+    assert above <= 4
+    pp, qq, tv, bias = m.conditional_statistic_draws(SIGMA, 40_000, np.random.default_rng(9))
+    assert rao_blackwell_two_cut(pp, qq, ORDERS, 0.95, difference_bound=tv, bias=bias, rng=np.random.default_rng(1), num_repeats=1).lower_bound.max() > 0

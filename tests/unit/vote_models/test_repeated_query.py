@@ -177,3 +177,17 @@ def test_bad_inputs_raise():
     law = transcript_law(pate_vote_model([0.5, 0.5], [0.7, 0.3], 10), 2.0, 3)
     with pytest.raises(ValueError, match="num_repeats"):
         law.log_likelihoods([[1, 1]])
+
+
+def test_sampled_base_transcript_law_estimates_the_enumerated_one():
+    """The sampled-base law (for bases that do not enumerate) converges to the certified one and errs upwards on average."""
+    from ppaudit.vote_models import pate_vote_model, transcript_law, transcript_rdp
+    from ppaudit.vote_models.repeated_query import sampled_transcript_law
+
+    model = pate_vote_model([0.5, 0.3, 0.2], [0.1, 0.2, 0.7], 6)
+    orders = [2.0, 8.0]
+    truth = transcript_rdp(transcript_law(model, 1.5, 5), orders, method="enumerate").rdp
+    big = transcript_rdp(sampled_transcript_law(model, 1.5, 5, 50_000, rng=0), orders, method="enumerate").rdp
+    np.testing.assert_allclose(big, truth, rtol=0.03)
+    small = np.mean([transcript_rdp(sampled_transcript_law(model, 1.5, 5, 30, rng=r), orders, method="enumerate").rdp for r in range(40)], axis=0)
+    assert np.all(small >= truth * 0.98), (small, truth)  # joint convexity: the plug-in errs upwards on average
