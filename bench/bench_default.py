@@ -27,6 +27,11 @@ them is kept). ``--dry-run`` prints the groups and their incremental job counts 
 Run: ``make bench-default`` or ``.venv/bin/python bench/bench_default.py [--cores 2]
 [--configfile config/config.yaml] [--groups chadha_synthetic,wang2022] [--dry-run]
 [--write-readme]``.
+
+``--whole`` times ``make run`` itself instead: ONE snakemake call for every target (``rule
+all``) into a fresh directory, so the two cores overlap jobs of different groups as ``make run``
+does (the per-group sum above cannot); with ``--write-readme`` its line goes between the markers
+``<!-- bench-default-whole:begin -->`` and ``<!-- bench-default-whole:end -->``.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ PROFILE = "workflow/profiles/default"
 README = REPO / "README.md"
 BEGIN_MARKER = "<!-- bench-default:begin -->"
 END_MARKER = "<!-- bench-default:end -->"
+WHOLE_BEGIN_MARKER = "<!-- bench-default-whole:begin -->"
+WHOLE_END_MARKER = "<!-- bench-default-whole:end -->"
 
 
 @dataclass(frozen=True)
@@ -301,12 +308,23 @@ def readme_block(results: Sequence[GroupResult], *, when: str, cores: int, confi
     )
 
 
-def splice_readme(text: str, block: str) -> str:
+def whole_block(wall: float, cpu: float, sched: float | None, jobs: int, *, when: str, cores: int, configfile: str, load: str) -> str:
+    """The README line of a ``--whole`` run (one snakemake call, as ``make run``)."""
+    sched_text = "–" if sched is None else format_seconds(sched)
+    return (
+        f"Whole run, one `make run`-equivalent snakemake call (`make bench-default BENCH_ARGS=--whole`) on {when}, "
+        f"{cores} cores, `--configfile {configfile}`, load average {load} at the start: **{format_seconds(wall)} wall**, "
+        f"{jobs} jobs, CPU {format_seconds(cpu)} (user + sys of the process tree), of which the scheduler {sched_text}.\n"
+    )
+
+
+def splice_readme(text: str, block: str, begin: str = BEGIN_MARKER, end: str = END_MARKER) -> str:
     """Replace what lies between the bench-default markers of the README by ``block``.
 
     Args:
         text: the README.
         block: the new content (the markers are kept; surrounding prose is untouched).
+        begin, end: the markers (default: the per-group table's).
 
     Returns:
         The new README text.
@@ -315,16 +333,16 @@ def splice_readme(text: str, block: str) -> str:
         ValueError: if a marker is missing, appears more than once, or the end marker comes
             before the begin marker.
     """
-    n_begin, n_end = text.count(BEGIN_MARKER), text.count(END_MARKER)
+    n_begin, n_end = text.count(begin), text.count(end)
     if n_begin != 1 or n_end != 1:
         raise ValueError(
-            f"README must hold each marker exactly once: {BEGIN_MARKER!r} ×{n_begin}, {END_MARKER!r} ×{n_end}"
+            f"README must hold each marker exactly once: {begin!r} ×{n_begin}, {end!r} ×{n_end}"
         )
-    head, rest = text.split(BEGIN_MARKER)
-    if END_MARKER not in rest:
-        raise ValueError(f"{END_MARKER!r} comes before {BEGIN_MARKER!r} in the README")
-    _, tail = rest.split(END_MARKER)
-    return f"{head}{BEGIN_MARKER}\n{block.strip()}\n{END_MARKER}{tail}"
+    head, rest = text.split(begin)
+    if end not in rest:
+        raise ValueError(f"{end!r} comes before {begin!r} in the README")
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{block.strip()}\n{end}{tail}"
 
 
 def snakemake_command(
@@ -447,12 +465,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-dir", default=None, help="where each group's snakemake log goes (default: <directory>/bench-default-logs)")
     parser.add_argument("--dry-run", action="store_true", help="print the groups and their incremental job counts (snakemake -n); run nothing")
     parser.add_argument("--write-readme", action="store_true", help=f"splice the table into {README.name} between the bench-default markers")
+    parser.add_argument("--whole", action="store_true", help="time one snakemake call for every target (as `make run`) instead of the groups")
     args = parser.parse_args(argv)
 
     configfile = Path(args.configfile).resolve()
     if not configfile.is_file():
         raise ValueError(f"--configfile {args.configfile} does not exist")
     only = [k.strip() for k in args.groups.split(",") if k.strip()] if args.groups else None
+    if args.whole and (only is not None or args.dry_run):
+        raise ValueError("--whole runs every target in one call: it takes neither --groups nor --dry-run")
     if args.write_readme and only is not None:
         raise ValueError(f"--write-readme needs every group (the README table is the whole run), got --groups {args.groups}")
     registry = load_registry(REGISTRY_FILE)
@@ -482,6 +503,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     load = "{:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg())
     when = _dt.datetime.now().strftime("%d %b %Y %H:%M")
+    if args.whole:
+        log_path = log_dir / "whole.log"
+        print(f"[whole] every target in one snakemake call (rule all), log {log_path}", flush=True)
+        cmd = snakemake_command([], directory=directory, configfile=configfile, cores=args.cores)
+        wall, cpu, sched_cpu, jobs = run_group(cmd, log_path, "whole")
+        jobs -= 1  # the no-op `all` job (rule all runs no target rule)
+        (log_dir / "bench_default_whole.json").write_text(
+            json.dumps({"when": when, "cores": cores, "configfile": config_label, "load_at_start": load, "directory": str(directory),
+                        "wall_s": wall, "cpu_s": cpu, "scheduler_cpu_s": sched_cpu, "jobs": jobs}, indent=2) + "\n",
+            encoding="utf-8",
+        )
+        block = whole_block(wall, cpu, sched_cpu, jobs, when=when, cores=cores, configfile=config_label, load=load)
+        print("\n" + block)
+        if args.write_readme:
+            README.write_text(splice_readme(README.read_text(encoding="utf-8"), block, WHOLE_BEGIN_MARKER, WHOLE_END_MARKER), encoding="utf-8")
+            print(f"wrote the whole-run line into {README}")
+        return 0
     results: list[GroupResult] = []
     for i, (group, ids) in enumerate(groups, start=1):
         log_path = log_dir / f"{i:02d}_{group.key}.log"

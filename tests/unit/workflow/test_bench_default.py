@@ -249,3 +249,17 @@ def test_main_refuses_bad_arguments_before_running(tmp_path):
         bd.main(["--dry-run", "--directory", str(tmp_path / "used")])
     with pytest.raises(ValueError, match="does not exist"):
         bd.main(["--configfile", str(tmp_path / "missing.yaml")])
+
+
+def test_whole_run_line_and_its_own_markers():
+    line = bd.whole_block(1230.0, 1900.0, 40.0, 196, when="24 Nov 2026 10:00", cores=2, configfile="config/config.yaml", load="0.0 / 0.0 / 0.0")
+    assert f"**{bd.format_seconds(1230.0)} wall**" in line and "196 jobs" in line
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    out = bd.splice_readme(text, line, bd.WHOLE_BEGIN_MARKER, bd.WHOLE_END_MARKER)
+    assert out.count(line.strip()) == 1
+    # the per-group table between the other markers is untouched
+    assert out.split(bd.BEGIN_MARKER)[1] == text.split(bd.BEGIN_MARKER)[1]
+    with pytest.raises(ValueError, match="--whole"):
+        bd.main(["--whole", "--groups", "wang2022"])
+    with pytest.raises(ValueError, match="--whole"):
+        bd.main(["--whole", "--dry-run"])
