@@ -307,6 +307,15 @@ def test_run_knn_audits_small_end_to_end(setup):
     w = s[s["case"] == "worst"].pivot(index="adversary", columns="column", values="epsilon")
     assert (w["data_independent"] >= w["two_cut_cp"]).all() and (w["data_independent"] >= w["exact"]).all()
     assert w["data_independent"].nunique() == 1  # n_Q queries of the same theory for everyone
+    # the valid ε lower bound: the larger of the best query's and the composition over all queries
+    e, pq = res["eps"], res["per_query"]
+    assert {"event_p_low", "event_q_high"} <= set(pq.columns) and "eps_valid_eps_lower_composed" in e
+    best_single = pq.groupby(["adversary", "candidate"])["valid_eps_lower"].max()
+    for _, row in e.iterrows():
+        single = best_single[(row["adversary"], row["candidate"])]
+        assert row["eps_valid_eps_lower"] == max(single, row["eps_valid_eps_lower_composed"])
+    sep = pq.dropna(subset=["event_p_low"])
+    assert (sep["event_p_low"] > sep["event_q_high"]).all()
     f = pk.knn_findings(s)
     assert list(f["finding"]) == ["theory >> audits", "advq similar", "advq > natq", "embedding >= test/train"]
     # same seed, same bytes

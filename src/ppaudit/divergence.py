@@ -24,6 +24,7 @@ __all__ = [
     "two_cut",
     "k_cut",
     "exact_rdp",
+    "poisson_binomial_pmf",
 ]
 
 
@@ -264,3 +265,29 @@ def exact_rdp(h0, h1, sigma, orders) -> np.ndarray:
     l1 = log_class_probabilities(x1, s)
     out = np.maximum(renyi_divergence_from_log(l0, l1, a), renyi_divergence_from_log(l1, l0, a))
     return out[0] if (squeeze0 and squeeze1) else out
+
+
+def poisson_binomial_pmf(probs) -> np.ndarray:
+    """Laws of the number of successes of independent Bernoullis, row-wise (Poisson-binomial).
+
+    Exact recursion over the Bernoullis (one convolution with ``(1 − p_j, p_j)`` each).
+
+    Args:
+        probs: ``(k, Q)`` success probabilities in ``[0, 1]`` (``(Q,)`` for one law).
+
+    Returns:
+        ``(k, Q + 1)`` probability mass functions over ``0 … Q`` (``(Q + 1,)`` for one law).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    one = p.ndim == 1
+    p = np.atleast_2d(p)
+    if p.ndim != 2 or np.any(~((p >= 0) & (p <= 1))):
+        raise ValueError("probs must be a (k, Q) array of probabilities in [0, 1]")
+    k, nq = p.shape
+    pmf = np.zeros((k, nq + 1))
+    pmf[:, 0] = 1.0
+    for j in range(nq):
+        pj = p[:, j : j + 1]
+        pmf[:, 1 : j + 2] = pmf[:, 1 : j + 2] * (1.0 - pj) + pmf[:, : j + 1] * pj
+        pmf[:, 0] *= 1.0 - pj[:, 0]
+    return pmf[0] if one else pmf

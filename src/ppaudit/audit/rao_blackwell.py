@@ -78,6 +78,7 @@ __all__ = [
     "rao_blackwell_two_cut",
     "paper_counts_from_estimate",
     "counts_transcript_epsilon",
+    "composed_event_epsilon",
 ]
 
 
@@ -171,6 +172,62 @@ def binomial_transcript_epsilon(p1, p2, num_repeats: int, delta: float) -> np.nd
     return np.maximum(one_way(lp, lq), one_way(lq, lp))
 
 
+def composed_event_epsilon(p_low, q_high, delta: float) -> float:
+    """Valid ε lower bound at ``delta`` of a transcript of independent answers, from per-answer event bounds.
+
+    Answer ``i`` comes with an event ``O_i`` (chosen before looking at the evaluation data) and
+    confidence bounds ``μ_S(O_i) ≥ p_low_i`` and ``μ_S'(O_i) ≤ q_high_i``. The count
+    ``N = Σ_i 1[a_i ∈ O_i]`` is a post-processing of the transcript, Poisson-binomial on each
+    side because the answers are independent; ``Pr[N ≥ t]`` is non-decreasing and
+    ``Pr[N ≤ t]`` non-increasing in every success probability (monotone coupling), so on the
+    event that all bounds hold, for every ``t``:
+    ``Pr_S[N ≥ t] ≥ PB_sf(t; p_low)``, ``Pr_S'[N ≥ t] ≤ PB_sf(t; q_high)``,
+    ``Pr_S'[N ≤ t] ≥ PB_cdf(t; q_high)``, ``Pr_S[N ≤ t] ≤ PB_cdf(t; p_low)``, and
+    ``ε ≥ log((Pr[E] − δ)/Pr'[E])`` (Chadha et al. 2024, Eq. (1)) for the thresholds in both
+    directions. The maximum over ``t`` and the directions is valid on the same event (every
+    bound holds there at once). Answers whose bounds do not separate (``p_low ≤ q_high`` or a NaN)
+    are left out of ``N`` (a different post-processing, equally valid). With one answer this is
+    Eq. (1) on ``O_1`` at the box corner ``(p_low, q_high)``.
+
+    Args:
+        p_low, q_high: ``(n,)`` per-answer bounds (repeat an entry for a repeated independent answer).
+        delta: ``δ ∈ [0, 1)``.
+
+    Returns:
+        ``ε ≥ 0`` (``0`` when no answer separates).
+    """
+    from ..divergence import poisson_binomial_pmf
+
+    dl = float(delta)
+    if not (0.0 <= dl < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    lo = np.atleast_1d(np.asarray(p_low, dtype=np.float64))
+    hi = np.atleast_1d(np.asarray(q_high, dtype=np.float64))
+    if lo.shape != hi.shape or lo.ndim != 1:
+        raise ValueError(f"p_low and q_high must be 1-d arrays of the same length, got shapes {lo.shape} and {hi.shape}")
+    keep = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
+    if not keep.any():
+        return 0.0
+    lo, hi = np.clip(lo[keep], 0.0, 1.0), np.clip(hi[keep], 0.0, 1.0)
+    pp, qq = poisson_binomial_pmf(lo), poisson_binomial_pmf(hi)
+    p_sf, q_sf = np.cumsum(pp[::-1])[::-1], np.cumsum(qq[::-1])[::-1]  # Pr[N ≥ t]
+    p_cdf, q_cdf = np.cumsum(pp), np.cumsum(qq)  # Pr[N ≤ t]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fwd = np.where(p_sf > dl, np.log(np.maximum(p_sf - dl, 1e-300)) - np.log(np.minimum(q_sf, 1.0)), -np.inf)
+        rev = np.where(q_cdf > dl, np.log(np.maximum(q_cdf - dl, 1e-300)) - np.log(np.minimum(p_cdf, 1.0)), -np.inf)
+    return float(max(0.0, np.max(fwd), np.max(rev)))
+
+
+def _oriented_event(l1, u1, ld, ud) -> tuple[float, float]:
+    """``(p_low, q_high)`` of the event (``O`` or its complement) that ``S`` makes likelier, from the
+    region ``p_1 ∈ [l1, u1]``, ``d = p_1 − p_2 ∈ [ld, ud]``; NaNs when the region does not separate."""
+    if ld > 0:  # μ_S(O) ≥ l1, μ_S'(O) = p_1 − d ≤ u1 − ld
+        return float(l1), float(min(1.0, u1 - ld))
+    if ud < 0:  # complement: μ_S(O^c) ≥ 1 − u1, μ_S'(O^c) = 1 − p_1 + d ≤ 1 − l1 + ud
+        return float(1.0 - u1), float(min(1.0, 1.0 - l1 + ud))
+    return float("nan"), float("nan")
+
+
 @dataclass
 class RaoBlackwellAudit:
     """Result of :func:`rao_blackwell_two_cut`.
@@ -183,7 +240,10 @@ class RaoBlackwellAudit:
         evaluation_draws: draws the confidence bounds used.
         epsilon_lower_bound: valid ε lower bound at ``delta`` of ``num_repeats`` independent
             answers (``nan`` when not asked for).
-        details: ``selection``, number of distinct sets, per-set intervals.
+        details: ``selection``, number of distinct sets, per-set intervals, and
+            ``epsilon_event``: ``(p_low, q_high)`` of the ε bound's set oriented towards ``S``
+            (:func:`composed_event_epsilon` composes them over independent queries; NaNs when
+            the set does not separate).
     """
 
     orders: np.ndarray
@@ -438,6 +498,8 @@ def rao_blackwell_two_cut(
             k = int(np.searchsorted(distinct, eps_set))
             eps = float(_epsilon_from_region(l1[k : k + 1], u1[k : k + 1], ld[k : k + 1], ud[k : k + 1], int(num_repeats), float(delta), min(mc, 128))[0])
         det = {"selection": "split", "distinct_sets": int(distinct.size), "p1_interval": (l1, u1), "difference_interval": (ld, ud)}
+        if want_eps:
+            det["epsilon_event"] = _oriented_event(l1[k], u1[k], ld[k], ud[k])
         return RaoBlackwellAudit(a, lb, out_sets, conf, int(ne), eps, det)
     if selection == "bonferroni":
         family = 2.0 ** (c - 1) - 1.0
@@ -449,8 +511,11 @@ def rao_blackwell_two_cut(
         lb = bd[best, np.arange(a.size)]
         eps = float("nan")
         if want_eps:
-            eps = float(np.max(_epsilon_from_region(l1, u1, ld, ud, int(num_repeats), float(delta), min(mc, 128))))
+            per_set = _epsilon_from_region(l1, u1, ld, ud, int(num_repeats), float(delta), min(mc, 128))
+            eps, k = float(np.max(per_set)), int(np.argmax(per_set))
         det = {"selection": "bonferroni", "family_size": family, "p1_interval": (l1, u1), "difference_interval": (ld, ud)}
+        if want_eps:
+            det["epsilon_event"] = _oriented_event(l1[k], u1[k], ld[k], ud[k])
         return RaoBlackwellAudit(a, lb, sets[best], conf, int(m), eps, det)
     raise ValueError(f"selection must be 'split' or 'bonferroni', got {selection!r}")
 
@@ -487,7 +552,7 @@ def paper_counts_from_estimate(p_draws, q_draws, trials: int, rng) -> tuple[np.n
 
 
 def counts_transcript_epsilon(counts0, counts1, num_repeats: int, delta: float, confidence: float = 0.95,
-                              selection_fraction: float = 0.1, rng=None) -> float:
+                              selection_fraction: float = 0.1, rng=None, details: dict | None = None) -> float:
     """Valid ε lower bound at ``delta`` of ``n`` independent answers, from output counts.
 
     The counts of ``T`` runs per side are split at random (:func:`ppaudit.audit.split_counts`);
@@ -505,6 +570,9 @@ def counts_transcript_epsilon(counts0, counts1, num_repeats: int, delta: float, 
         confidence: of the bound.
         selection_fraction: share of the trials used to choose ``O``.
         rng: generator / seed of the split.
+        details: if given, receives ``epsilon_event``: ``(p_low, q_high)`` of the set (or its
+            complement) oriented towards ``S``, NaNs when the intervals do not separate (for
+            :func:`composed_event_epsilon`).
 
     Returns:
         ``ε ≥ 0``.
@@ -524,6 +592,8 @@ def counts_transcript_epsilon(counts0, counts1, num_repeats: int, delta: float, 
     lo0, hi0 = clopper_pearson(o @ e0, e0.sum(), 1.0 - beta / 2.0)
     lo1, hi1 = clopper_pearson(o @ e1, e1.sum(), 1.0 - beta / 2.0)
     lo0, hi0, lo1, hi1 = (float(np.asarray(v)) for v in (lo0, hi0, lo1, hi1))
+    if details is not None:
+        details["epsilon_event"] = (lo0, hi1) if lo0 > hi1 else (1.0 - hi0, 1.0 - lo1) if lo1 > hi0 else (float("nan"), float("nan"))
     if lo0 > hi1:
         return float(binomial_transcript_epsilon(lo0, hi1, n, delta))
     if lo1 > hi0:

@@ -174,8 +174,8 @@ def _floor_note(summary: pd.DataFrame, ds: str, adv: str) -> str:
             f"probability gaps above about 2z·sqrt(p(1−p)/T) (z = {z:.2f} at the per-audit confidence), i.e. per-answer RDP above "
             f"≈ 2αz²/T = {2 * z * z / t:.2g}·α; a fitted model whose per-answer effect is below this resolution is not detected (its exact "
             "per-answer RDP is column exact of per_query.csv). More trials or exact counts (enumerable models) are "
-            "needed; a Rao–Blackwellised sound audit of non-enumerable models is the other route (ppaudit.audit.rao_blackwell), not "
-            "repeated here.")
+            "needed (the paper runs T = 1e8); the sound transcript audit of the same model is Rao–Blackwellised "
+            "(ppaudit.audit.rao_blackwell_transcript_audit: exact conditional laws, no sampled counts) and is not limited this way.")
 
 
 def findings_rows(
@@ -252,6 +252,9 @@ def findings_rows(
                     note = f"the paper's composed audit exceeds the cap by {excess:.4g} in ε (RDP audit on the ε scale, Thm 1 conversion)"
                 else:
                     note = f"below the cap by {-excess:.4g} in ε" if excess < 0 else "equal to the cap in ε"
+                fn = _floor_note(summary, ds, adv) if le(pa, floor) else ""
+                if fn:  # the paper's per-query procedure detected nothing: say why
+                    why = f"{why}. The paper's per-query audit is at the floor. {fn}"
                 rows.append(_row(ds, algo, "paper audit<=transcript cap", adv, "worst", [("paper composed audit", pa), (name, cap)],
                                  bool(pa <= cap * (1 + tol) + tol), floor, note=f"{note}. {why}", allow_inf=True))
             if "two_cut_joint" in set(sel["column"]):

@@ -49,8 +49,11 @@ Pipeline (one dataset):
    AdvQ candidates ask one query ``n_Q`` times; Pois-NatQ asks the ``n_Q`` natural queries
    once each. ε at ``δ = 1e-6`` via Thm 1 — "the RDP audit on the ε scale", an illustration
    for the lower bounds, as the paper says (§5.4), not a valid ε lower bound; beside it
-   ``valid_eps_lower``: a valid ε lower bound at δ of the binomial transcript of a query's
-   repeated answers (the largest over a candidate's queries). Private-kNN draws a fresh
+   ``valid_eps_lower``: a valid ε lower bound at δ of the candidate's transcript — the larger
+   of the best query's binomial transcript bound (its repeated answers) and the composition of
+   every answer's event bounds over all queries (``valid_eps_lower_composed``,
+   :func:`ppaudit.audit.composed_event_epsilon`; what makes Pois-NatQ's bound use all of its
+   natural queries). Private-kNN draws a fresh
    subsample per answer, so repeated answers are independent and the per-query composition is
    the transcript's (unlike PATE's shared histogram, issue 13 §1).
 6. :func:`knn_findings` — the paper's three claims (§6) checked on the numbers.

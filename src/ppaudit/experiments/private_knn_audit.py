@@ -19,6 +19,7 @@ from ..audit import (
     audit_query,
     bonferroni_confidence,
     compose_candidates,
+    composed_event_epsilon,
     counts_transcript_epsilon,
     k_cut_lower_bound,
     paper_counts_from_estimate,
@@ -98,7 +99,9 @@ def audit_knn_model(
     ``valid_eps_lower``: a valid ε lower bound at ``delta`` for the transcript of
     ``repetitions`` independent answers (Private-kNN draws a fresh subsample per answer):
     :func:`ppaudit.audit.rao_blackwell_two_cut` (``num_repeats``) or
-    :func:`ppaudit.audit.counts_transcript_epsilon` on the counts (NaN without ``delta``).
+    :func:`ppaudit.audit.counts_transcript_epsilon` on the counts (NaN without ``delta``);
+    ``event_p_low`` / ``event_q_high``: the bounds on its event's probabilities, for the
+    composition over queries in :func:`compose_knn`.
 
     Args:
         model: :class:`ppaudit.mechanisms.private_knn.KnnVoteModel` of the query and canary.
@@ -166,10 +169,12 @@ def audit_knn_model(
         method = {"exact": "exact-enumerated", "sample": "sampled", "none": "none"}[r.meta["count_mode"]]
         r.columns["two_cut_paper"] = r.columns["two_cut_cp"]
         eps = 0.0 if r.counts0 is None else float("nan")
+        event: dict = {"epsilon_event": (float("nan"), float("nan"))}
         if r.counts0 is not None and delta is not None:
             # same level as the 2-cut: the truncation of an enumerated law is in effective_confidence
-            eps = counts_transcript_epsilon(r.counts0, r.counts1, reps, delta, confidence, rng=gen.spawn(1)[0])
-        r.meta.update(nu=model.nu, audit_method=method, paper_trials=r.meta["trials"], valid_eps_lower=eps)
+            eps = counts_transcript_epsilon(r.counts0, r.counts1, reps, delta, confidence, rng=gen.spawn(1)[0], details=event)
+        r.meta.update(nu=model.nu, audit_method=method, paper_trials=r.meta["trials"], valid_eps_lower=eps,
+                      event_p_low=event["epsilon_event"][0], event_q_high=event["epsilon_event"][1])
         df = r.frame(KNN_RDP_COLUMNS + ("exact_se",), KNN_AUDIT_META)
     return df
 
@@ -199,6 +204,7 @@ def _audit_rao_blackwell(model, sigma, trials, a, di, conf, gen, m_rb, selection
     meta = {"nu": model.nu, "simulated": True, "count_mode": "rao-blackwell", "trials": m_rb, "effective_confidence": conf,
             "exact_method": "average", "tail_mass": np.nan, "support_size": 0, "audit_method": "rao-blackwellised",
             "paper_trials": int(trials), "valid_eps_lower": ours.epsilon_lower_bound if delta is not None else float("nan")}
+    meta["event_p_low"], meta["event_q_high"] = ours.details.get("epsilon_event", (float("nan"), float("nan")))
     for k in KNN_AUDIT_META:
         df[k] = meta[k]
     return df[["order", *KNN_RDP_COLUMNS, "exact_se", *KNN_AUDIT_META]]
@@ -207,9 +213,12 @@ def _audit_rao_blackwell(model, sigma, trials, a, di, conf, gen, m_rb, selection
 #: The metadata columns of :func:`audit_knn_model`, in order: ``audit_method``
 #: (``exact-enumerated`` / ``rao-blackwellised`` / ``sampled`` / ``none``) says how the sound
 #: audit ``two_cut_cp`` was obtained, ``trials`` its ``T`` (counts per side) or ``M`` (draws),
-#: ``paper_trials`` the ``T`` of ``two_cut_paper``; ``valid_eps_lower`` is one number per query.
+#: ``paper_trials`` the ``T`` of ``two_cut_paper``; ``valid_eps_lower`` is one number per query;
+#: ``event_p_low`` / ``event_q_high`` bound the probabilities of the ε bound's event on the two
+#: sides (oriented towards ``S``; NaN when they do not separate), composed over a candidate's
+#: independent queries by :func:`compose_knn`.
 KNN_AUDIT_META = ("nu", "simulated", "count_mode", "audit_method", "trials", "paper_trials", "effective_confidence",
-                  "exact_method", "tail_mass", "support_size", "valid_eps_lower")
+                  "exact_method", "tail_mass", "support_size", "valid_eps_lower", "event_p_low", "event_q_high")
 
 
 @dataclass
@@ -325,6 +334,14 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
 
     :func:`ppaudit.experiments.private_prediction.compose_candidates` on
     :data:`KNN_RDP_COLUMNS`; the ``adversary`` column is carried over.
+
+    The valid ε lower bound of a candidate's whole transcript: Private-kNN draws a fresh
+    subsample per answer, so the answers to different queries (and to repetitions of one) are
+    independent and the per-query events compose — :func:`ppaudit.audit.composed_event_epsilon`
+    on every answer's ``(event_p_low, event_q_high)`` (each query's repeated ``repetitions``
+    times) gives ``eps_valid_eps_lower_composed``; ``eps_valid_eps_lower`` is the larger of it
+    and the best single query's transcript bound. All per-query bounds hold together at the
+    Bonferroni level (:func:`audit_knn_crafted`), so both are valid on the same event.
     """
     if per_query.empty:
         raise ValueError("per_query is empty: nothing to compose")
@@ -332,6 +349,19 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
     if len(advs) > 1:
         raise ValueError(f"compose one adversary at a time, got {list(advs)}")
     rdp, eps = compose_candidates(per_query, delta, columns=KNN_RDP_COLUMNS)
+    if {"event_p_low", "event_q_high", "valid_eps_lower"} <= set(per_query.columns):
+        ids = ["candidate", "key", "canary_index", "canary_label"] + [c for c in ("party", "control") if c in per_query]
+        one = per_query.drop_duplicates(ids + ["query"])
+        composed = {}
+        for key_vals, g in one.groupby(ids, sort=True):
+            reps = g["repetitions"].to_numpy(dtype=int)
+            composed[key_vals] = composed_event_epsilon(np.repeat(g["event_p_low"].to_numpy(), reps),
+                                                        np.repeat(g["event_q_high"].to_numpy(), reps), delta)
+        single = eps["eps_valid_eps_lower"].to_numpy(dtype=float)
+        comp = np.array([composed[tuple(r)] for r in eps[ids].itertuples(index=False)], dtype=float)
+        comp[np.isnan(single)] = np.nan  # no per-query bound (no δ, or an unaudited query): nothing composed
+        eps["eps_valid_eps_lower_composed"] = comp
+        eps["eps_valid_eps_lower"] = np.fmax(single, comp)
     if len(advs):
         rdp.insert(0, "adversary", advs[0])
         eps.insert(0, "adversary", advs[0])

@@ -64,7 +64,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._validation import as_orders, check_positive_int, check_sigma
-from ..divergence import renyi_divergence_from_llr_samples, renyi_divergence_from_log
+from ..divergence import poisson_binomial_pmf, renyi_divergence_from_llr_samples, renyi_divergence_from_log
 from ..noisy_argmax import class_probabilities
 from .enumeration import _log_power_sum, enumerate_base_certified
 from .model import QUADRATURE_ABS_ERROR, NeighbouringVoteModel
@@ -280,7 +280,7 @@ class JointNaturalQueryModel:
             for side, out in ((self.votes, p_out), (self.votes_prime, q_out)):
                 acc = np.zeros((k, nq + 1))
                 for g in range(side.shape[0]):
-                    acc += _poisson_binomial(pi[:, np.arange(nq), side[g]])
+                    acc += poisson_binomial_pmf(pi[:, np.arange(nq), side[g]])
                 out[a : a + k] = acc / side.shape[0]
         bias = nq * quadrature_error_bound(c).total_variation
         return np.clip(p_out, 0.0, 1.0), np.clip(q_out, 0.0, 1.0), max(tv, 1e-300), bias
@@ -294,18 +294,6 @@ class JointNaturalQueryModel:
         if which in ("S'", "S_prime", "s_prime", 1):
             return self.votes_prime
         raise ValueError(f"which must be 'S' or 'S_prime', got {which!r}")
-
-
-def _poisson_binomial(probs: np.ndarray) -> np.ndarray:
-    """Laws of the number of successes of independent Bernoullis, row-wise: ``(k, Q)`` → ``(k, Q + 1)``."""
-    k, nq = probs.shape
-    pmf = np.zeros((k, nq + 1))
-    pmf[:, 0] = 1.0
-    for j in range(nq):
-        pj = probs[:, j : j + 1]
-        pmf[:, 1 : j + 2] = pmf[:, 1 : j + 2] * (1.0 - pj) + pmf[:, : j + 1] * pj
-        pmf[:, 0] *= 1.0 - pj[:, 0]
-    return pmf
 
 
 def joint_natural_query_model(fit, candidate: int, votes_twin, votes_canary, queries) -> JointNaturalQueryModel:
