@@ -485,11 +485,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:
         config_label = str(configfile)
 
-    print(f"bench-default: {len(groups)} groups, --cores {args.cores} ({cores}), --configfile {config_label}")
-    print(f"  fresh directory: {directory}")
-    print("  each group's time is its incremental cost after the groups before it (one directory, fixed order);")
-    print("  job counts leave out the no-op target rules (one per target), so they add up to `make run`'s;")
-    print("  each group is one snakemake call (one workflow parse + DAG build, ≈ 4 s CPU, more than `make run`'s one)")
+    if args.whole:
+        print(f"bench-default --whole: every target in one call, --cores {args.cores} ({cores}), --configfile {config_label}")
+        print(f"  fresh directory: {directory}")
+    else:
+        print(f"bench-default: {len(groups)} groups, --cores {args.cores} ({cores}), --configfile {config_label}")
+        print(f"  fresh directory: {directory}")
+    if not args.whole:
+        print("  each group's time is its incremental cost after the groups before it (one directory, fixed order);")
+        print("  job counts leave out the no-op target rules (one per target), so they add up to `make run`'s;")
+        print("  each group is one snakemake call (one workflow parse + DAG build, ≈ 4 s CPU, more than `make run`'s one)")
     if args.dry_run:
         raw = dry_run(groups, directory, configfile, args.cores)
         counts = [n - target_rule_count(registry, ids) for (_, ids), n in zip(groups, raw)]

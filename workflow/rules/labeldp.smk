@@ -247,13 +247,14 @@ rule train_memorization_models:
         runs=malek_runs(),
         settings=labeldp_settings("image"),
         model=get_config("labeldp", "malek", "model"),
+        blocks=get_config("labeldp", "malek", "blocks"),
         delta=get_config("labeldp", "delta"),
         seed=get_config("seed"),
     log:
         "logs/train_memorization_models/malek.log",
     benchmark:
         "benchmarks/train_memorization_models/malek.tsv"
-    threads: 1
+    threads: 2  # labeldp.malek.blocks stacked blocks, one process each (the bytes depend on blocks, not threads)
     resources:
         mem_mb=4000,
         runtime=240,  # every run of Tables 5 and 6 in one job

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .._validation import check_positive_int
 from ..rng import job_generator
 from .labeldp_data import LabelDPData, parse_epsilon, release_labels
 from .labeldp_models import fit_released_block
@@ -63,8 +64,16 @@ def memorization_runs(levels: Mapping[str, Mapping[str, str]], games: int, num_c
     return list(dict.fromkeys(runs))
 
 
-def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: dict, seed: int) -> list[dict]:
+def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: dict, seed: int, blocks: int = 1,
+                           workers: int = 1) -> list[dict]:
     """Plant canaries, release labels and fit the memorising model of every run (Malek et al. 2021, App. B, Game 3).
+
+    Every run draws from its own ``job_generator(seed, "malek_memorization", algo, ε, run)``;
+    the runs are split into ``blocks`` contiguous blocks, each trained as one stacked model
+    (:func:`fit_released_block`), the blocks in up to ``workers`` processes (one torch thread
+    each). A run's numbers depend on its block's composition (the batched products round
+    differently: measured, 2 of 36 default runs change after 50 epochs when 36 → 2 × 18), not
+    on ``workers``: the same ``blocks`` gives the same bytes on any number of processes.
 
     Args:
         data: the image dataset (:func:`~ppaudit.experiments.labeldp_data.load_labeldp_dataset`).
@@ -73,6 +82,8 @@ def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: d
         settings: the dataset's settings with ``delta``, ``model`` (the game's MLP) and the
             mechanism options (``alibi_prior``, ``agibi_calibration``).
         seed: the workflow seed.
+        blocks: stacked blocks (≥ 1; at most one per run).
+        workers: processes (≥ 1; at most one per block; 1 = in this process).
 
     Returns:
         Per run, the arrays of its ``.npz``: ``confidences`` (model probabilities on the
@@ -84,6 +95,19 @@ def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: d
     """
     from ..attacks.memorization import make_canaries
 
+    nb = min(check_positive_int(blocks, "blocks"), max(1, len(runs)))
+    w = min(check_positive_int(workers, "workers"), nb)
+    if nb > 1:
+        parts = [[runs[i] for i in b] for b in np.array_split(np.arange(len(runs)), nb)]
+        if w == 1:
+            return [r for part in parts for r in run_memorization_games(data, part, settings, seed)]
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: a fresh interpreter per worker (no forked torch/OpenMP state)
+        with ProcessPoolExecutor(max_workers=w, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(run_memorization_games, data, part, settings, seed) for part in parts]
+            return [r for f in futures for r in f.result()]
     releases, predict, seeds, meta = [], [], [], []
     for algo, eps, run, n_can in runs:
         if algo not in ("alibi", "agibi"):

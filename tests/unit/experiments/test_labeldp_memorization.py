@@ -122,3 +122,22 @@ def test_fit_released_block_applies_corrections_and_checks_lengths():
     assert np.allclose(out[1][0], out[0][0][:, ::-1])
     with pytest.raises(ValueError, match="one entry each"):
         fit_released_block(data, rel, [[data.x_test]], settings, [3, 3])
+
+
+def test_memorization_blocks_give_the_same_bytes_on_any_number_of_processes():
+    """``blocks`` fixes the numbers; ``workers`` (processes) does not change a byte."""
+    data = _image_data(1)
+    settings = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, "delta": 1e-5, "alibi_prior": "iterative", "agibi_calibration": "rdp"}
+    runs = [("alibi", "8", "n1000", 30), ("alibi", "8", "g0", 10), ("agibi", "19", "n1000", 30)]
+    serial = run_memorization_games(data, runs, settings, 5, blocks=2, workers=1)
+    parallel = run_memorization_games(data, runs, settings, 5, blocks=2, workers=2)
+    assert len(serial) == len(parallel) == 3
+    for a, b in zip(serial, parallel):
+        assert a.keys() == b.keys()
+        for key in a:
+            assert np.array_equal(np.asarray(a[key]), np.asarray(b[key]), equal_nan=np.asarray(a[key]).dtype.kind == "f"), key
+    # block 2 = the last run alone: the same as training it alone
+    alone = run_memorization_games(data, runs[2:], settings, 5)[0]
+    assert np.array_equal(serial[2]["confidences"], alone["confidences"])
+    with pytest.raises(ValueError, match="blocks"):
+        run_memorization_games(data, runs, settings, 5, blocks=0)
