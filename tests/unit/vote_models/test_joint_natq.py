@@ -35,6 +35,15 @@ def _point(v):
     return p
 
 
+def _three_instantiation_model():
+    """Two queries, three paired instantiations: the model and its normalised log tables."""
+    twin = np.array([[0, 1], [0, 2], [1, 1]])
+    canary = np.array([[2, 1], [0, 0], [1, 2]])
+    m = joint_natural_query_model(_fit(2), 0, twin, canary, [0, 1])
+    lt, _ = m.log_tables(SIGMA)
+    return twin, canary, m, lt - np.logaddexp.reduce(lt, axis=2, keepdims=True)
+
+
 def test_single_instantiation_is_the_product_of_fixed_vote_laws():
     fit = _fit()
     twin, canary = np.array([[0, 1, 2]]), np.array([[1, 1, 0]])
@@ -56,12 +65,7 @@ def test_single_instantiation_is_the_product_of_fixed_vote_laws():
 
 
 def test_sampler_matches_the_exact_joint_law_and_cap_bounds_the_mixture():
-    fit = _fit(2)
-    twin = np.array([[0, 1], [0, 2], [1, 1]])
-    canary = np.array([[2, 1], [0, 0], [1, 2]])
-    m = joint_natural_query_model(fit, 0, twin, canary, [0, 1])
-    lt, _ = m.log_tables(SIGMA)
-    ln = lt - np.logaddexp.reduce(lt, axis=2, keepdims=True)
+    twin, canary, m, ln = _three_instantiation_model()
     for which, votes in (("S", twin), ("S_prime", canary)):
         law = np.exp(_enumerate_joint(ln, votes))  # row-major over (a_0, a_1)
         a = m.sample_transcripts(which, SIGMA, 1, 80_000, np.random.default_rng(3))
@@ -136,12 +140,7 @@ def test_rao_blackwellised_joint_draws_match_the_exact_law_and_audit_soundly():
     (from the enumerated joint answer law), and the Rao–Blackwellised 2-cut stays below the exact RDP."""
     from ppaudit.audit import rao_blackwell_two_cut
 
-    fit = _fit(2)
-    twin = np.array([[0, 1], [0, 2], [1, 1]])
-    canary = np.array([[2, 1], [0, 0], [1, 2]])
-    m = joint_natural_query_model(fit, 0, twin, canary, [0, 1])
-    lt, _ = m.log_tables(SIGMA)
-    ln = lt - np.logaddexp.reduce(lt, axis=2, keepdims=True)
+    twin, canary, m, ln = _three_instantiation_model()
     r = np.exp(ln)
     qi = np.arange(m.num_queries)[None, :]
     sets = (r[qi, m.votes_prime].mean(axis=0) - r[qi, m.votes].mean(axis=0)) > 0  # A_q from the exact tables
