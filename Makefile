@@ -73,11 +73,16 @@ $(BIN)/python:
 
 # The install: pip itself, then ppaudit (editable) with every extra (workflow, ml, llm, test):
 # `make run` and `make test` need all of them. torch is
-# constrained to its +cpu build (from $(WHEELS)), so pip can never pull the CUDA build.
-$(STAMP): pyproject.toml | $(BIN)/python
+# constrained to its +cpu build (from $(WHEELS)), so pip can never pull the CUDA build; every
+# package that envs/*.yaml pins is constrained to that version (conda `name=v` and pip
+# `name==v` lines; matplotlib-base is matplotlib on PyPI), so the venv and the per-rule conda
+# envs hold the same versions and a new PyPI release changes neither.
+ENV_PINS := sed -nE 's/^[[:space:]]*-[[:space:]]*([A-Za-z0-9_.-]+)[[:space:]]*==?[[:space:]]*([0-9][^[:space:]\#]*).*/\1==\2/p' envs/*.yaml \
+	| grep -viE '^(python|pip|torch)==' | sed 's/^matplotlib-base==/matplotlib==/' | sort -u
+$(STAMP): pyproject.toml $(wildcard envs/*.yaml) | $(BIN)/python
 	@echo "==> installing ppaudit and its test dependencies into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip
-	@$(if $(TORCH_VERSION),echo "torch==$(TORCH_VERSION)+cpu" > $(CONSTRAINTS),: > $(CONSTRAINTS))
+	@{ $(if $(TORCH_VERSION),echo "torch==$(TORCH_VERSION)+cpu";) $(ENV_PINS); } > $(CONSTRAINTS)
 	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[workflow,ml,llm,test]' || { \
 	  echo "error: pip could not install ppaudit into $(VENV)." >&2; \
 	  if [ -n "$(TORCH_VERSION)" ]; then \

@@ -316,6 +316,10 @@ def test_run_knn_audits_small_end_to_end(setup):
         assert row["eps_valid_eps_lower"] == max(single, row["eps_valid_eps_lower_composed"])
     sep = pq.dropna(subset=["event_p_low"])
     assert (sep["event_p_low"] > sep["event_q_high"]).all()
+    # the exact ε (PLD of the enumerated laws, composed over the candidate's queries) is above the valid lower bound
+    both = e.dropna(subset=["eps_exact_eps_pld"])
+    assert len(both) and (both["eps_valid_eps_lower"] <= both["eps_exact_eps_pld"] + 1e-9).all()
+    assert "exact_eps_pld" in set(s["column"])
     f = pk.knn_findings(s)
     assert list(f["finding"]) == ["theory >> audits", "advq similar", "advq > natq", "embedding >= test/train"]
     # same seed, same bytes

@@ -126,7 +126,7 @@ def test_tiny_end_to_end(digits, algo):
                 np.testing.assert_array_equal(vt[c, g], votes_S[g, slots[c, g]])
         fit = fit_twin(algo, votes_S, vp, vt, C, party=crafted.party)
         per_query = pp.audit_crafted(fit, crafted, sigma, 100_000, ORDERS, seed=seed, experiment=f"test/{algo}/{adversary}",
-                                     control=True, transcript=True, transcript_trials=5000)
+                                     control=True, transcript=True, transcript_trials=5000, transcript_draws=5000)
         main = per_query[~per_query["control"]]
         assert len(main) == 6 * ORDERS.size and (per_query["multiplicity"] == "bonferroni").all()
         assert np.allclose(per_query["confidence_per_audit"], 1 - 0.05 / 6)

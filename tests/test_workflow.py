@@ -336,8 +336,10 @@ def test_make_installs_only_when_the_stamp_is_older_than_pyproject(tmp_path):
     assert "pip install" in fresh.stdout, output_of(fresh)
     stamp = venv / ".installed"
     stamp.touch()
-    newer = (REPO / "pyproject.toml").stat().st_mtime + 10
+    newer = max(f.stat().st_mtime for f in [REPO / "pyproject.toml", *(REPO / "envs").glob("*.yaml")]) + 10  # the install's prerequisites
     os.utime(stamp, (newer, newer))
     again = _make("-n", f"VENV={venv}", "test")
     assert again.returncode == 0, output_of(again)
     assert "pip install" not in again.stdout and f"{venv}/bin/pytest -q" in again.stdout, output_of(again)
+    # the constraints pin every package envs/*.yaml pins (the venv and the conda envs agree)
+    assert "envs/*.yaml" in fresh.stdout and "matplotlib-base==/matplotlib==" in fresh.stdout, output_of(fresh)

@@ -244,6 +244,13 @@ def test_knn_findings_table_columns_and_values():
     rows = f[f["finding"] == "paper procedure<=exact"].set_index("adversary")
     assert bool(rows.loc["nat-advq", "holds"]) and not bool(rows.loc["pois-advq", "holds"])
     assert "paper=3 vs ours=1.2 vs exact=2.4" == rows.loc["pois-advq", "values"]
+    # the valid ε lower bound against the exact ε (PLD): a row where both exist, failing when the bound is above
+    extra = pd.DataFrame([{"dataset": "d", "adversary": a, "case": "worst", "column": c, "epsilon": e, "candidate": 0}
+                          for a, c, e in (("nat-advq", "valid_eps_lower", 0.4), ("nat-advq", "exact_eps_pld", 0.6),
+                                          ("pois-advq", "valid_eps_lower", 0.9), ("pois-advq", "exact_eps_pld", 0.7))])
+    f = knn_findings_table(pd.concat([s, extra], ignore_index=True), floor=0.03)
+    rows = f[f["finding"] == "valid eps lower<=exact eps (PLD)"].set_index("adversary")
+    assert bool(rows.loc["nat-advq", "holds"]) and not bool(rows.loc["pois-advq", "holds"])
 
 
 def test_paper_text_datasets_fail_clearly_offline(monkeypatch, tmp_path):

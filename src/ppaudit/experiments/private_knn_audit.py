@@ -71,6 +71,7 @@ def audit_knn_model(
     repetitions: int = 1,
     delta: float | None = None,
     rb_displaced: str = "sample",
+    laws_out: list | None = None,
 ) -> pd.DataFrame:
     """Audit, exact RDP and theory for one query under the Private-kNN model (§4.2, §6).
 
@@ -129,6 +130,10 @@ def audit_knn_model(
             :func:`ppaudit.mechanisms.private_knn.knn_conditional_output_probabilities`.
         repetitions: answers of the query in the transcript (for ``valid_eps_lower``).
         delta: δ of ``valid_eps_lower``.
+        laws_out: if given, receives one entry: ``(p, q, tail_mass)`` — the certified enumerated
+            output laws (renormalised) and their pruned mass —, ``"identical"`` when the two laws
+            are the same, or ``None`` when the law was not enumerated (for the exact ε of
+            :func:`audit_knn_crafted`).
 
     Returns:
         One row per order: ``order``, :data:`KNN_RDP_COLUMNS`, ``exact_se``, and
@@ -154,6 +159,9 @@ def audit_knn_model(
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     src = KnnModelSource(model)
     simulate = model.nu >= mn
+    if laws_out is not None:
+        enum = None if model.identical else src.enumerate(sigma, max_tail_mass, max_support)
+        laws_out.append("identical" if model.identical else None if enum is None else (enum.p, enum.q, float(enum.tail_mass)))
     if (simulate and not model.identical and nonenumerable == "rao-blackwell" and count_mode == "auto"
             and src.enumerate(sigma, max_tail_mass, max_support) is None):
         df = _audit_rao_blackwell(model, sigma, trials, a, di, confidence, gen, m_rb, selection, k_cut_method, reps, delta, rb_displaced)
@@ -315,10 +323,13 @@ def audit_knn_crafted(
         conf = bonferroni_confidence(conf, len(pairs))
     keys = crafted.keys
     frames = []
+    laws: dict[int, list] = {}
     for i, j in tqdm(pairs, disable=not progress, desc=f"audit {crafted.adversary}", unit="query", mininterval=2.0):
         q = int(crafted.audit_queries[i, j])
+        out: list = []
         df = audit_knn_model(crafted.model(i, j), sigma, trials, a, theory, conf, rng=job_generator(seed, experiment, "audit", keys[i], q),
-                             repetitions=int(crafted.repetitions[i, j]), delta=delta, **audit_kwargs)
+                             repetitions=int(crafted.repetitions[i, j]), delta=delta, laws_out=out, **audit_kwargs)
+        laws.setdefault(i, []).append((out[0], int(crafted.repetitions[i, j])))
         meta = {"adversary": crafted.adversary, "candidate": i, "key": keys[i], "canary_index": int(crafted.canary_index[i]),
                 "canary_label": int(crafted.canary_label[i]), "query": q, "repetitions": int(crafted.repetitions[i, j])}
         for pos, (name, value) in enumerate(meta.items()):
@@ -326,7 +337,26 @@ def audit_knn_crafted(
         df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
         df["confidence_per_audit"] = conf
         frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    if delta is not None:
+        table["exact_eps_pld_composed"] = table["candidate"].map({i: _candidate_exact_epsilon(v, delta) for i, v in laws.items()})
+    return table
+
+
+def _candidate_exact_epsilon(laws: list, delta: float) -> float:
+    """Exact ε at δ of a candidate's whole transcript: the PLDs of its queries' enumerated output
+    laws, each self-composed over its repetitions, composed over the queries (Private-kNN's answers
+    are independent: a fresh subsample per answer). NaN when a query's law was not enumerated
+    (a Monte Carlo estimate of the law is no upper reference). The retained laws are
+    renormalised; the pruned mass ``r`` of each moves δ by at most ``r·(1 + e^ε)`` per answer."""
+    from ..accounting import composed_exact_epsilon
+
+    if any(law is None for law, _ in laws):
+        return float("nan")
+    mech = [(law[0], law[1], reps) for law, reps in laws if not isinstance(law, str)]
+    return composed_exact_epsilon(mech, delta) if mech else 0.0
 
 
 def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -342,6 +372,10 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
     times) gives ``eps_valid_eps_lower_composed``; ``eps_valid_eps_lower`` is the larger of it
     and the best single query's transcript bound. All per-query bounds hold together at the
     Bonferroni level (:func:`audit_knn_crafted`), so both are valid on the same event.
+
+    ``eps_exact_eps_pld``: the exact ε of the candidate's transcript (the tight upper
+    reference; PLD composition of the enumerated per-query laws, from the per-query column
+    ``exact_eps_pld_composed`` of :func:`audit_knn_crafted`; NaN where a law was not enumerated).
     """
     if per_query.empty:
         raise ValueError("per_query is empty: nothing to compose")
@@ -349,8 +383,11 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
     if len(advs) > 1:
         raise ValueError(f"compose one adversary at a time, got {list(advs)}")
     rdp, eps = compose_candidates(per_query, delta, columns=KNN_RDP_COLUMNS)
+    ids = ["candidate", "key", "canary_index", "canary_label"] + [c for c in ("party", "control") if c in per_query]
+    if "exact_eps_pld_composed" in per_query:
+        by = per_query.drop_duplicates(ids).set_index(ids)["exact_eps_pld_composed"]
+        eps["eps_exact_eps_pld"] = [float(by.loc[tuple(r)]) for r in eps[ids].itertuples(index=False)]
     if {"event_p_low", "event_q_high", "valid_eps_lower"} <= set(per_query.columns):
-        ids = ["candidate", "key", "canary_index", "canary_label"] + [c for c in ("party", "control") if c in per_query]
         one = per_query.drop_duplicates(ids + ["query"])
         composed = {}
         for key_vals, g in one.groupby(ids, sort=True):
@@ -380,11 +417,13 @@ def summarize_knn(eps_by_adversary: Mapping[str, pd.DataFrame], dataset: str, wo
         Columns ``dataset``, ``adversary``, ``case`` (``worst``/``max``/``average``),
         ``column``, ``epsilon``, ``candidate``. ``column`` covers :data:`KNN_RDP_COLUMNS`
         (RDP audits on the ε scale, Thm 1 conversion) and, when the per-query table had it,
-        ``valid_eps_lower`` (a valid ε lower bound; the largest over a candidate's queries).
+        ``valid_eps_lower`` (a valid ε lower bound of the candidate's transcript, :func:`compose_knn`)
+        and ``exact_eps_pld`` (its exact ε, PLD over the enumerated laws; NaN where a law was not
+        enumerated).
     """
     frames = []
     for adv, eps in eps_by_adversary.items():
-        cols = KNN_RDP_COLUMNS + (("valid_eps_lower",) if "eps_valid_eps_lower" in eps else ())
+        cols = KNN_RDP_COLUMNS + tuple(c for c in ("valid_eps_lower", "exact_eps_pld") if f"eps_{c}" in eps)
         s = summarize_candidates(eps, worst_by=worst_by, columns=cols)
         s.insert(0, "adversary", adv)
         s.insert(0, "dataset", dataset)

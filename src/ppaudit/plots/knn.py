@@ -42,8 +42,8 @@ def fig5_table(summary: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     Left panel: the data-independent theory (once per dataset, from its first adversary) and,
     for every adversary of ``labels``, the sound 2-cut audit (``two_cut_cp``, procedure: ours),
     the paper's procedure (``two_cut_paper``: where the output law is a Monte Carlo estimate,
-    it is taken as exact), the valid ε lower bound (``valid_eps_lower``) and the exact ε of the
-    model; right panel: the same for the Pois-NatQ adversaries of :data:`FIG5_RIGHT_PANEL`.
+    it is taken as exact), the valid ε lower bound (``valid_eps_lower``), the exact ε of the
+    transcript (``exact_eps_pld``, where the laws enumerate) and the exact RDP of the model; right panel: the same for the Pois-NatQ adversaries of :data:`FIG5_RIGHT_PANEL`.
     Adversaries or columns missing from the summary are skipped.
 
     Args:
@@ -75,7 +75,7 @@ def fig5_table(summary: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
         rows.append({"panel": "left", "dataset": ds, "bar": "data-independent theory", "adversary": "", "column": "data_independent", "epsilon": float(di.iloc[0])})
         for panel, advs in panels.items():
             for adv in advs:
-                for col in ("two_cut_cp", "two_cut_paper", "exact", "valid_eps_lower"):
+                for col in ("two_cut_cp", "two_cut_paper", "exact", "valid_eps_lower", "exact_eps_pld"):
                     v = get(adv, col)
                     if len(v):
                         rows.append({"panel": panel, "dataset": ds, "bar": labels[adv], "adversary": adv, "column": col, "epsilon": float(v.iloc[0])})
@@ -99,7 +99,8 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
             ax.plot(off, exact, linestyle="none", marker="_", markersize=14, markeredgewidth=2, color="black",
                     label="exact ε of the model" if i == 1 else None)
         for col, marker, name in (("two_cut_paper", "x", "paper's procedure (MC law taken as exact)"),
-                                  ("valid_eps_lower", "v", "valid ε lower bound (not Thm 1)")):
+                                  ("valid_eps_lower", "v", "valid ε lower bound (not Thm 1)"),
+                                  ("exact_eps_pld", "^", "exact ε of the transcript (PLD, not Thm 1)")):
             v = [sel.loc[(sel["dataset"] == d) & (sel["column"] == col), "epsilon"] for d in datasets]
             v = np.array([float(x.iloc[0]) if len(x) else np.nan for x in v])
             if np.any(np.isfinite(v) & (v > 0)):
@@ -118,12 +119,13 @@ def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
     """Fig. 5: left, every adversary's 2-cut audit against the data-independent theory per
     dataset; right, the Pois-NatQ poisons from the test set, the train set and the
     embedding space. Bars: the sound audit (ours); black ticks: the exact ε of the vote model
-    for the same candidate; crosses: the paper's procedure; triangles: the valid ε lower bound.
+    for the same candidate; crosses: the paper's procedure; down triangles: the valid ε lower
+    bound; up triangles: the exact ε of the transcript (PLD).
 
     Args:
         table: columns ``panel`` (``"left"``/``"right"``), ``dataset``, ``bar`` (legend label),
-            ``column`` (``two_cut_cp``, ``two_cut_paper``, ``exact``, ``valid_eps_lower`` or
-            ``data_independent``), ``epsilon``.
+            ``column`` (``two_cut_cp``, ``two_cut_paper``, ``exact``, ``valid_eps_lower``,
+            ``exact_eps_pld`` or ``data_independent``), ``epsilon``.
         title: figure title.
         floor: ε of a zero RDP curve (dotted line).
     """

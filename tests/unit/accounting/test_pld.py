@@ -76,3 +76,23 @@ def test_bad_inputs():
         exact_epsilon([0.5, 0.5], [0.2, 0.3, 0.5], 1e-5)
     with pytest.raises(ValueError, match="num_compositions"):
         exact_epsilon([0.5, 0.5], [0.4, 0.6], 1e-5, num_compositions=0)
+
+
+def test_composed_exact_epsilon_of_different_mechanisms_against_the_product_law():
+    from ppaudit.accounting import composed_exact_epsilon
+
+    a = (np.array([0.6, 0.3, 0.1]), np.array([0.45, 0.35, 0.2]))
+    b = (np.array([0.7, 0.3]), np.array([0.55, 0.45]))
+    # a twice and b once: the product law over 3 × 3 × 2 outcomes, by brute force
+    p = np.einsum("i,j,k->ijk", a[0], a[0], b[0]).ravel()
+    q = np.einsum("i,j,k->ijk", a[1], a[1], b[1]).ravel()
+    for delta in (0.0, 1e-3, 0.05):
+        got = composed_exact_epsilon([(a[0], a[1], 2), (b[0], b[1], 1)], delta)
+        ref = _hockey_stick_epsilon(p, q, delta)
+        assert ref - 1e-9 <= got <= ref + 3e-4, (delta, got, ref)  # pessimistic, within the grid per composition
+    # one mechanism: the same as its self-composition
+    assert_allclose(composed_exact_epsilon([(a[0], a[1], 3)], 1e-4), exact_epsilon(a[0], a[1], 1e-4, num_compositions=3), rtol=1e-12)
+    with pytest.raises(ValueError, match="empty"):
+        composed_exact_epsilon([], 1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        composed_exact_epsilon([(a[0], a[1], 1)], 1.5)

@@ -23,7 +23,7 @@ def _demo_per_query(bonferroni=False):
     fit = PateFit(np.array([[0.5, 0.5]]), np.array([[[0.75, 0.25]]]), 250, 8)
     crafted = CraftedCanaries("pois-advq", np.array([0]), np.array([0]), np.array([[0]]), np.array([[1000]]))
     return audit_crafted(fit, crafted, 40.0, 10**8, ORDERS, seed=0, experiment="demo", transcript=True, bonferroni=bonferroni,
-                         transcript_trials=2000, count_mode="exact")
+                         transcript_trials=2000, transcript_draws=10_000, count_mode="exact")
 
 
 def test_issue_demonstration_paper_composition_exceeds_the_cap():
