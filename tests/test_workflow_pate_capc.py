@@ -20,6 +20,7 @@ import yaml
 
 from ppaudit.accounting import rdp_to_dp
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
+from tiny_llm import build_tiny_model  # tests/tiny_llm.py
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
@@ -41,7 +42,13 @@ def tiny_pc() -> dict:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("pate_capc")
-    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY))
+    # chadha_fig3/4 and the findings include the PromptPATE panel: its teachers are the tiny random
+    # Llama here (the packaged Gemma-3-270M is converted and scored in tests/unit/models/test_llm.py,
+    # and its PromptPATE stage in tests/test_workflow_promptpate.py's layout).
+    build_tiny_model(workdir / "tiny-llama")
+    (workdir / "llm.yaml").write_text(yaml.safe_dump({"chadha2024": {"promptpate": {
+        "model": str(workdir / "tiny-llama"), "model_name": "tiny-llama", "device": "cpu"}}}))
+    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY), str(workdir / "llm.yaml"))
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return workdir
 
@@ -128,6 +135,11 @@ def test_per_query_audits_are_lower_bounds_and_theory_upper_bounds(run_dir):
             assert (pq["multiplicity"] == "bonferroni").all() and (pq["fit_procedure"] == "ours").all()
             summary = pd.read_csv(d / "summary.csv")
             assert set(summary["case"]) == {"worst", "max", "average", "control"}
+            # Bonferroni over candidates × queries: all per-query audits hold at once at 95 % less the pruning slack
+            n = pq.groupby(["candidate", "query"]).ngroups
+            eff = pq.groupby(["candidate", "query"])["effective_confidence"].min()
+            np.testing.assert_allclose(summary["simultaneous_confidence"], 1 - (1 - eff).sum(), rtol=1e-12)
+            assert 0.95 - 1e-3 <= summary["simultaneous_confidence"].iloc[0] <= 0.95 + 1e-12 and n >= 1
             # the joint Pois-NatQ audit: a lower bound never above its certified cap nor the enumerated exact value
             joint = pd.read_csv(d / "joint.csv")
             assert joint.empty == (adv != "pois-natq"), joint
@@ -187,7 +199,7 @@ def test_findings_table_concatenates_the_parts(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(900)
 def test_second_run_is_a_no_op(run_dir):
-    proc = run_snakemake(*TARGETS, "--cores", "1", "--directory", str(run_dir), "--configfile", str(TINY), "-n")
+    proc = run_snakemake(*TARGETS, "--cores", "1", "--directory", str(run_dir), "--configfile", str(TINY), str(run_dir / "llm.yaml"), "-n")
     assert proc.returncode == 0, proc.stderr
     assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout
 

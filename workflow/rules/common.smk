@@ -19,8 +19,7 @@ import jsonschema
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from ppaudit.experiments.private_knn import KNN_ENCODER_MODALITY, KNN_MODALITY
-from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
+from ppaudit.experiments.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.workflow import load_registry
 from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value
 
@@ -98,6 +97,13 @@ def validate_config(config):
 
 
 validate_config(config)
+
+# The run's download registry (config key dataset_registry), exported to every job: the data
+# loaders read it through ppaudit.data.active_registry.
+if config.get("dataset_registry"):
+    from ppaudit.data import REGISTRY_ENV
+
+    os.environ[REGISTRY_ENV] = os.path.abspath(config["dataset_registry"])
 
 
 def get_config(*keys):
@@ -232,7 +238,7 @@ def check_figure_registry():
 # results/tables/findings/{algo}.csv (columns of ppaudit.experiments.pate_capc_findings).
 
 # The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five
-# (KNN_ADVERSARY_LABELS, from ppaudit.plots.knn). Figure titles name them in workflow/figures.yaml.
+# (KNN_ADVERSARY_LABELS, from ppaudit.experiments.private_knn_names). Figure titles name them in workflow/figures.yaml.
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
 
 
@@ -364,8 +370,8 @@ def get_teacher_params(wildcards):
 
 # --- Private-kNN (Chadha et al. 2024, §6, App. D.3, E.4) -------------------------------------
 # Rules: workflow/rules/features.smk (encoders), workflow/rules/knn.smk (audit). Dataset and
-# encoder modalities: ppaudit.experiments.private_knn (KNN_MODALITY, KNN_ENCODER_MODALITY);
-# adversaries and their labels: ppaudit.plots.knn.KNN_ADVERSARY_LABELS.
+# encoder modalities: ppaudit.experiments.private_knn_names (KNN_MODALITY, KNN_ENCODER_MODALITY);
+# adversaries and their labels: ppaudit.experiments.private_knn_names.KNN_ADVERSARY_LABELS.
 # Paths share the prefix K = {dataset}/{encoder}/seed{seed}:
 #   results/features/K/{train,test}.npy             encoder features (float32, one row per point)
 #   results/features/K/labels.npz                   labels of the train / test subsets

@@ -27,7 +27,8 @@ from ppaudit.vote_models.twin import load_twin_fit  # noqa: E402
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 fit = load_twin_fit(snakemake.input.fit)  # noqa: F821
 crafted = CraftedCanaries.from_npz(snakemake.input.canaries)  # noqa: F821
-log.info("auditing %s %s %s: sigma=%g T=%d, %d candidates", w.algo, w.dataset, w.adversary, p.sigma, p.trials, crafted.num_candidates)
+log.info("auditing %s %s %s: sigma=%g T=%d, %d candidates, Monte Carlo on %s", w.algo, w.dataset, w.adversary, p.sigma, p.trials,
+         crafted.num_candidates, p.audit_device)
 with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 torch on cuda)
     table = audit_crafted(
         fit, crafted, p.sigma, p.trials, list(p.orders), p.seed, f"chadha_{w.algo}_{w.dataset}_{w.adversary}",

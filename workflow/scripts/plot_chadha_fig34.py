@@ -6,7 +6,8 @@ adversary, case, column, epsilon; PromptPATE adds its own to the list). Params:
 ``adversaries`` (Fig. 3: nat-advq, pois-advq; Fig. 4: pois-natq), ``floor``, ``title``.
 Outputs: pdf, png, csv (algo, dataset, bar, adversary, column, epsilon) — the bars of
 ppaudit.plots.pate_capc.fig34_table (the paper's per-query composition and, for PATE / CaPC,
-the sound transcript-level values).
+the sound transcript-level values); the figure's footer states the confidence with which
+the PATE / CaPC per-query audits hold at once (ppaudit.plots.pate_capc.confidence_footer).
 """
 
 import _ppaudit_path
@@ -16,12 +17,14 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.io import save_figure, write_csv  # noqa: E402
-from ppaudit.plots.pate_capc import fig34_table, plot_leakage_panels  # noqa: E402
+from ppaudit.plots.pate_capc import confidence_footer, fig34_table, plot_leakage_panels  # noqa: E402
 
 p = snakemake.params  # noqa: F821
-table = fig34_table([pd.read_csv(path) for path in snakemake.input.summaries], p.adversaries)  # noqa: F821
-log.info("plotted:\n%s", table.to_string(index=False))
-fig = plot_leakage_panels(table, p.title, floor=p.floor)
+summaries = [pd.read_csv(path) for path in snakemake.input.summaries]  # noqa: F821
+table = fig34_table(summaries, p.adversaries)
+footer = confidence_footer(summaries, p.adversaries)
+log.info("plotted:\n%s\n%s", table.to_string(index=False), footer)
+fig = plot_leakage_panels(table, p.title, floor=p.floor, footer=footer)
 save_figure(fig, snakemake.output.pdf)  # noqa: F821
 save_figure(fig, snakemake.output.png)  # noqa: F821
 write_csv(table, snakemake.output.csv)  # noqa: F821

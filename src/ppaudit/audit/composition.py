@@ -17,6 +17,8 @@
 * :func:`summarize_candidates` — worst / max / average case over candidates (§5.4).
 * :func:`epsilon_floor` — the ε an all-zero RDP curve converts to: an audit at this value
   detected nothing.
+* :func:`simultaneous_confidence` — the confidence with which all per-query audits of a table
+  hold at once (union bound over their effective confidences, pruning slack included).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import pandas as pd
 from .._validation import check_probability
 from .per_query import RDP_COLUMNS
 
-__all__ = ["compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor", "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS"]
+__all__ = ["compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor", "simultaneous_confidence",
+           "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS"]
 
 #: Per-query columns that are already ε values at δ (not RDP curves): ``valid_eps_lower`` — the
 #: (ε, δ) audit of Eq. (1) on a query's transcript, a valid ε lower bound; ``exact_eps_pld`` — the
@@ -224,3 +227,33 @@ def epsilon_floor(orders: Sequence[float], delta: float) -> float:
 
     a = np.asarray(orders, dtype=np.float64)
     return float(rdp_to_dp(np.zeros(a.size), a, delta))
+
+
+def simultaneous_confidence(per_query: pd.DataFrame) -> float:
+    """The confidence with which every per-query audit of ``per_query`` holds at once.
+
+    A worst-case bar (the max over candidates) and a composed sum over queries are statements
+    about all the audits of a table together. By the union bound they hold with probability at
+    least ``1 − Σ_audits (1 − c_i)``, where ``c_i`` is audit ``i``'s effective confidence: its
+    level less the certified slack of pruning the enumerated law (``effective_confidence``,
+    ``confidence − 2·T·τ``). An audit is one (candidate, query) pair; its Rényi orders come from
+    one interval and count once. With Bonferroni at ``1 − 0.05/N`` and no slack this is exactly
+    0.95; with the paper's uncorrected 95 % per audit it is ``1 − 0.05·N`` (floored at 0).
+
+    Args:
+        per_query: columns ``candidate``, ``query``, ``effective_confidence`` (one row per order).
+
+    Returns:
+        The simultaneous confidence in ``[0, 1]``.
+
+    Raises:
+        ValueError: when a column is missing or a confidence lies outside ``[0, 1]``.
+    """
+    need = {"candidate", "query", "effective_confidence"}
+    if not need <= set(per_query.columns):
+        raise ValueError(f"per_query needs columns {sorted(need)}, missing {sorted(need - set(per_query.columns))}")
+    conf = per_query["effective_confidence"].to_numpy(dtype=float)
+    if conf.size and not ((conf >= 0) & (conf <= 1)).all():
+        raise ValueError(f"effective_confidence must lie in [0, 1], got {conf[~((conf >= 0) & (conf <= 1))][:3].tolist()}")
+    eff = per_query.groupby(["candidate", "query"])["effective_confidence"].min()
+    return max(0.0, 1.0 - float((1.0 - eff).sum()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Mapping
@@ -12,6 +13,9 @@ __all__ = [
     "DATASETS",
     "download_dataset",
     "DATASET_NAMES",
+    "REGISTRY_ENV",
+    "read_registry",
+    "active_registry",
 ]
 
 _MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
@@ -132,6 +136,66 @@ _IDX_FILES = {
     "test_labels": "t10k-labels-idx1-ubyte.gz",
 }
 
+#: Environment variable naming a JSON registry file whose entries replace those of
+#: :data:`DATASETS` (the workflow sets it from the config key ``dataset_registry``).
+REGISTRY_ENV = "PPAUDIT_DATASET_REGISTRY"
+
+#: File layouts the loaders read (``DatasetInfo.kind``).
+_KINDS = ("idx", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec")
+
+
+def read_registry(path: str | os.PathLike) -> dict[str, DatasetInfo]:
+    """A registry of one's own from a JSON file: mirrors or fixtures of the paper's datasets.
+
+    The file maps dataset names of :data:`DATASETS` to ``{"kind": ..., "num_classes": ...,
+    "files": [{"filename": ..., "url": ..., "sha256": ..., "md5": ..., "mirrors": [...]}]}``
+    (``num_classes``, ``mirrors`` and one of the two checksums optional). Every file must pin
+    a checksum (:class:`RemoteFile`), so a mirror is held to the bytes its registry pins. The
+    workflow's CI test serves real-format fixtures of MNIST, Fashion-MNIST, CIFAR-10, SVHN and
+    the text datasets from 127.0.0.1 through such a file; a site mirror works the same way.
+
+    Raises:
+        ValueError: naming the file and the bad entry (unknown dataset or kind, missing
+            files, a file without a checksum, not JSON).
+    """
+    try:
+        raw = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"dataset registry {str(path)!r} cannot be read as JSON: {exc}") from None
+    if not isinstance(raw, dict) or not raw:
+        raise ValueError(f"dataset registry {str(path)!r} must map dataset names to entries, got {type(raw).__name__}")
+    out = {}
+    for name, entry in raw.items():
+        where = f"dataset registry {str(path)!r}, entry {name!r}"
+        if name not in DATASETS:
+            raise ValueError(f"{where}: unknown dataset; known datasets are {sorted(DATASETS)}")
+        if not isinstance(entry, dict) or entry.get("kind") not in _KINDS:
+            kind = entry.get("kind") if isinstance(entry, dict) else entry
+            raise ValueError(f"{where}: kind must be one of {list(_KINDS)}, got {kind!r}")
+        files = entry.get("files")
+        if not isinstance(files, list) or not files:
+            raise ValueError(f"{where}: files must be a non-empty list, got {files!r}")
+        try:
+            remotes = tuple(
+                RemoteFile(f["filename"], f["url"], sha256=f.get("sha256"), md5=f.get("md5"), mirrors=tuple(f.get("mirrors", ())))
+                for f in files
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{where}: every file needs filename and url ({exc!r})") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        out[name] = DatasetInfo(files=remotes, kind=entry["kind"], num_classes=int(entry.get("num_classes", DATASETS[name].num_classes)),
+                                homepage=DATASETS[name].homepage, notes=f"from the registry file {path}")
+    return out
+
+
+def active_registry() -> dict[str, DatasetInfo]:
+    """:data:`DATASETS`, with the entries of the file named by ``$PPAUDIT_DATASET_REGISTRY`` in
+    place of its own where that variable is set (see :func:`read_registry`)."""
+    path = os.environ.get(REGISTRY_ENV)
+    return {**DATASETS, **read_registry(path)} if path else DATASETS
+
+
 def download_dataset(
     name: str,
     root: str | os.PathLike,
@@ -141,15 +205,16 @@ def download_dataset(
     """Download every file of dataset ``name`` into ``root/name`` (see :func:`download_file`).
 
     Args:
-        name: key of ``registry`` (default :data:`DATASETS`).
+        name: key of ``registry``.
         root: parent folder of the dataset folders.
-        registry: a registry of one's own (tests), default :data:`DATASETS`.
+        registry: a registry of one's own (tests); default :func:`active_registry`
+            (:data:`DATASETS` unless ``$PPAUDIT_DATASET_REGISTRY`` names a file).
         **kwargs: passed to :func:`download_file` (``retries``, ``backoff``, ``timeout``, ``opener``).
 
     Returns:
         The paths of the verified files.
     """
-    reg = DATASETS if registry is None else registry
+    reg = active_registry() if registry is None else registry
     if name not in reg:
         raise ValueError(f"unknown dataset {name!r}; downloadable datasets are {sorted(reg)}")
     folder = Path(root) / name

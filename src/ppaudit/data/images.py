@@ -13,7 +13,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .catalog import _IDX_FILES, DATASET_NAMES, DATASETS, download_dataset
+from .catalog import _IDX_FILES, DATASET_NAMES, active_registry, download_dataset
 from .download import DatasetInfo
 
 __all__ = [
@@ -213,7 +213,7 @@ def load_downloaded(
     **kwargs,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Download (or reuse verified copies of) dataset ``name`` under ``root`` and load it."""
-    reg = DATASETS if registry is None else registry
+    reg = active_registry() if registry is None else registry
     paths = download_dataset(name, root, reg, **kwargs)
     info = reg[name]
     if info.kind == "idx":

@@ -95,32 +95,7 @@ __all__ = [
     "TEXT_DOWNLOAD_DATASETS",
 ]
 
-#: Datasets of the kNN audit: modality and number of classes.
-KNN_DATASETS = {
-    "fashion-mnist": ("image", 10),
-    "mnist": ("image", 10),
-    "cifar10": ("image", 10),
-    "rotten-tomatoes": ("text", 2),
-    "sst2": ("text", 2),
-    "agnews": ("text", 4),
-}
-
-#: Modality (``"image"`` or ``"text"``) of every dataset of :data:`KNN_DATASETS`.
-KNN_MODALITY = {name: modality for name, (modality, _) in KNN_DATASETS.items()}
-
-#: Modality of every encoder of ``ppaudit.models.encoders.ENCODERS`` (App. D.3: ViT-L/16 for
-#: images, RoBERTa-large for text; the offline defaults EfficientNet-Lite0 and all-MiniLM-L6-v2).
-#: Kept here as data so that the workflow's config checks need not import torch.
-KNN_ENCODER_MODALITY = {
-    "efficientnet-lite0": "image",
-    "vit-l16-in21k": "image",
-    "all-minilm-l6-v2": "text",
-    "roberta-large": "text",
-}
-
-#: Datasets of :data:`KNN_DATASETS` with an offline copy (``source="packaged"``); the others
-#: are downloaded.
-KNN_PACKAGED_DATASETS = ("fashion-mnist", "mnist", "rotten-tomatoes")
+from .private_knn_names import KNN_DATASETS, KNN_ENCODER_MODALITY, KNN_MODALITY, KNN_PACKAGED_DATASETS  # noqa: E402 (re-exported)
 
 #: App. D.3 hyper-parameters (k, γ, σ per modality, n_Q).
 PAPER_KNN_SETTINGS = {"k": 200, "gamma": 0.2, "sigma": {"image": 30.0, "text": 20.0}, "num_queries": 1000, "delta": 1e-6}

@@ -12,14 +12,7 @@ import pandas as pd  # noqa: E402
 
 __all__ = ["plot_knn_fig5", "fig5_table", "FIG5_RIGHT_PANEL", "KNN_ADVERSARY_LABELS", "ADVERSARY_COLORS"]
 
-#: Legend label of each Private-kNN adversary (§6), in the bar order of Fig. 5's left panel.
-KNN_ADVERSARY_LABELS = {
-    "nat-advq": "Nat-AdvQ",
-    "pois-advq": "Pois-AdvQ",
-    "pois-natq-test": "Pois-NatQ (test)",
-    "pois-natq-train": "Pois-NatQ (train)",
-    "pois-natq-embedding": "Pois-NatQ (embedding)",
-}
+from ..experiments.private_knn_names import KNN_ADVERSARY_LABELS  # noqa: E402 (re-exported)
 
 ADVERSARY_COLORS = {
     "data-independent theory": "0.6",

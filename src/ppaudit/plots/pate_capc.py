@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
@@ -101,7 +101,7 @@ def _bars(ax, table: pd.DataFrame, floor: float | None):
     ax.grid(True, axis="y", which="both", alpha=0.3)
 
 
-def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = None):
+def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = None, footer: str | None = None):
     """One panel per algorithm (Figs. 3–4): grouped ε bars per dataset.
 
     Args:
@@ -109,6 +109,7 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
             bars in order of first appearance.
         title: figure title.
         floor: ε of a zero RDP curve (drawn as a dotted line).
+        footer: a line under the panels (e.g. :func:`confidence_footer`).
     """
     algos = list(dict.fromkeys(table["algo"]))
     fig, axes = plt.subplots(1, len(algos), figsize=(4.6 * len(algos) + 2.2, 4.0), squeeze=False)
@@ -119,8 +120,41 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
     handles, labels = axes[0][-1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1 - 2.2 / (4.6 * len(algos) + 2.2), 1))
+    bottom = 0.0
+    if footer:
+        fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
+        bottom = 0.03 * (footer.count("\n") + 1)
+    fig.tight_layout(rect=(0, bottom, 1 - 2.2 / (4.6 * len(algos) + 2.2), 1))
     return fig
+
+
+def confidence_footer(summaries, adversaries) -> str:
+    """The confidence that holds for the PATE / CaPC bars of Figs. 3–4, as one line per algorithm.
+
+    Per algorithm and adversary, the smallest ``simultaneous_confidence`` over its datasets
+    (:func:`ppaudit.audit.simultaneous_confidence`: all per-query audits at once, pruning slack
+    included; the worst-case bar and the per-query sums hold at that level) and the multiplicity
+    correction that produced it. Summaries without the column (PromptPATE) are skipped.
+
+    Args:
+        summaries: summary tables (columns algo, adversary, simultaneous_confidence, multiplicity).
+        adversaries: the adversaries of the figure.
+
+    Returns:
+        The footer text; empty when no summary has the column.
+    """
+    parts = []
+    for s in summaries:
+        if "simultaneous_confidence" not in s.columns:
+            continue
+        s = s[s["adversary"].isin(list(adversaries))]
+        for algo, g in s.groupby("algo", sort=False):
+            each = ", ".join(f"{_ADV_LABEL.get(adv, adv)} ≥ {float(h['simultaneous_confidence'].min()):.4f}"
+                             for adv, h in g.groupby("adversary", sort=False))
+            parts.append(f"{algo}: {each} ({'; '.join(sorted(set(g['multiplicity'].astype(str))))})")
+    if not parts:
+        return ""
+    return "all per-query audits hold at once (union bound, pruning slack included) with confidence " + "; ".join(parts)
 
 
 def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_title: str, floor: float | None = None):

@@ -30,6 +30,7 @@ __all__ = [
     "SYNTHETIC_EXPERIMENTS",
     "apply_audit_defaults",
     "check_config",
+    "check_dataset_registry",
     "check_knn",
     "check_labeldp",
     "check_orders_reach_floor",
@@ -221,7 +222,7 @@ def check_knn(config: Mapping[str, Any]) -> None:
     """Private-kNN (Chadha et al. 2024, §6, App. D.3): datasets, encoders, subset sizes, candidates, orders.
 
     The dataset and encoder modalities and the packaged datasets are those of
-    ``ppaudit.experiments.private_knn`` (``KNN_MODALITY``, ``KNN_ENCODER_MODALITY``,
+    ``ppaudit.experiments.private_knn_names`` (``KNN_MODALITY``, ``KNN_ENCODER_MODALITY``,
     ``KNN_PACKAGED_DATASETS``).
 
     Raises:
@@ -232,7 +233,7 @@ def check_knn(config: Mapping[str, Any]) -> None:
             a dataset; the global or a dataset's ``advq_candidates`` exceed ``num_queries``; or
             the orders stop below 32.
     """
-    from ppaudit.experiments.private_knn import (
+    from ppaudit.experiments.private_knn_names import (
         KNN_ENCODER_MODALITY,
         KNN_MODALITY,
         KNN_PACKAGED_DATASETS,
@@ -360,7 +361,21 @@ def check_wang2022(config: Mapping[str, Any]) -> None:
 
 
 #: The checks :func:`check_config` runs, one per stage of the workflow.
+def check_dataset_registry(config: Mapping[str, Any]) -> None:
+    """``dataset_registry``, where set, is a readable registry file (ppaudit.data.read_registry)."""
+    path = config.get("dataset_registry")
+    if path is None:
+        return
+    from ..data import read_registry
+
+    try:
+        read_registry(path)
+    except ValueError as exc:
+        raise ValueError(f"dataset_registry: {exc}") from None
+
+
 STAGE_CHECKS: tuple[Callable[[Mapping[str, Any]], None], ...] = (
+    check_dataset_registry,
     check_synthetic,
     check_pate_capc,
     check_knn,

@@ -8,30 +8,16 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from dataset_fixtures import idx_bytes as _idx_bytes, sha256 as _sha, sst2_zip  # tests/dataset_fixtures.py
 from local_http import open_local as _open  # noqa: E402 (tests/local_http.py)
 
 from ppaudit import data
 from ppaudit.data import ChecksumError, DatasetInfo, DownloadError, RemoteFile
-
-
-def _idx_bytes(arr: np.ndarray) -> bytes:
-    """An idx file (MNIST layout) of uint8 data, gzipped."""
-    header = bytes([0, 0, 0x08, arr.ndim]) + b"".join(struct.pack(">I", d) for d in arr.shape)
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
-        gz.write(header + arr.astype(np.uint8).tobytes())
-    return buf.getvalue()
-
-
-def _sha(b: bytes) -> str:
-    return hashlib.sha256(b).hexdigest()
 
 
 def test_download_verifies_and_places_file(server, tmp_path):
@@ -187,28 +173,16 @@ def test_packaged_fashion_mnist():
     assert np.all(np.bincount(yte) == 1000)
 
 
-def _sst2_zip() -> bytes:
-    import io
-    import zipfile
-
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("SST-2/train.tsv", "sentence\tlabel\n" + "".join(f"a {'good' if i % 3 else 'bad'} film {i} \t{int(i % 3 > 0)}\n" for i in range(67349)))
-        zf.writestr("SST-2/dev.tsv", "sentence\tlabel\n" + "".join(f"dev {i}\t{i % 2}\n" for i in range(872)))
-        zf.writestr("SST-2/test.tsv", "index\tsentence\n" + "".join(f"{i}\ttest {i}\n" for i in range(1821)))
-    return buf.getvalue()
-
-
 def test_text_datasets_download_and_read(server, tmp_path):
     """SST-2 (GLUE zip) and AG News (two CSVs) through the real download path with the same
     file layout, served from 127.0.0.1 under fixture checksums; a truncated CSV is refused."""
-    sst = _sst2_zip()
+    sst = sst2_zip()["SST-2.zip"]
     server.files["/SST-2.zip"] = sst
     reg = {"sst2": DatasetInfo(files=(RemoteFile("SST-2.zip", server.base + "/SST-2.zip", sha256=_sha(sst)),), kind="sst2", num_classes=2)}
     xtr, ytr, xte, yte = data.load_text_dataset("sst2", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
     assert len(xtr) + len(xte) == 67349 and abs(len(xte) - 0.05 * 67349) < 2
     assert set(ytr) == {0, 1} and abs(yte.mean() - ytr.mean()) < 0.01  # stratified hold-out
-    assert xtr[0].startswith("a ") and isinstance(xtr[0], str)
+    assert xtr[0].startswith("item ") and isinstance(xtr[0], str)
     again = data.load_text_dataset("sst2", tmp_path, registry=reg, backoff=0.0, timeout=5, opener=_open)
     assert again[2] == xte  # fixed split
     rows = {"train": 120000, "test": 7600}

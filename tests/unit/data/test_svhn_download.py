@@ -12,18 +12,12 @@ import io
 
 import numpy as np
 import pytest
-from scipy.io import savemat
 
+from dataset_fixtures import mat_bytes as _mat_bytes  # tests/dataset_fixtures.py
 from local_http import open_local as _open  # noqa: E402 (tests/local_http.py)
 
 from ppaudit import data
 from ppaudit.data import ChecksumError, DatasetInfo, RemoteFile
-
-
-def _mat_bytes(x: np.ndarray, y: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    savemat(buf, {"X": x.astype(np.uint8), "y": y.reshape(-1, 1).astype(np.uint8)})
-    return buf.getvalue()
 
 
 def _md5(b: bytes) -> str:

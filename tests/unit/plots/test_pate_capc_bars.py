@@ -44,3 +44,18 @@ def test_appendix_panels_add_sound_bars_and_curves():
     bars, curve, which, plotted = appendix_panels(s, rdp, "worst", "d")
     assert "exact (sound: transcript)" in set(bars["bar"]) and "exact (paper: per-query composition)" in set(bars["bar"])
     assert "transcript cap D_α(H_S‖H_S') (sound)" in curve.columns and which.startswith("worst of 1")
+
+
+def test_confidence_footer_states_the_simultaneous_level_per_algorithm_and_adversary():
+    from ppaudit.plots.pate_capc import confidence_footer
+
+    pate = pd.DataFrame({"algo": "pate", "dataset": ["mnist", "fashion-mnist", "mnist"], "adversary": ["nat-advq", "nat-advq", "pois-advq"],
+                         "simultaneous_confidence": [0.9499, 0.9487, 0.95], "multiplicity": "bonferroni"})
+    paper = pd.DataFrame({"algo": "capc", "dataset": ["mnist"], "adversary": ["nat-advq"], "simultaneous_confidence": [0.0],
+                          "multiplicity": "none (paper)"})
+    promptpate = pd.DataFrame({"algo": "promptpate", "dataset": ["sst2"], "adversary": ["nat-advq"]})  # no column: skipped
+    text = confidence_footer([pate, paper, promptpate], ["nat-advq", "pois-advq"])
+    assert "pate: Nat-AdvQ ≥ 0.9487, Pois-AdvQ ≥ 0.9500 (bonferroni)" in text  # the smallest over datasets
+    assert "capc: Nat-AdvQ ≥ 0.0000 (none (paper))" in text and "promptpate" not in text
+    assert confidence_footer([promptpate], ["nat-advq"]) == ""
+    assert "Pois-AdvQ" not in confidence_footer([pate], ["nat-advq"])

@@ -19,6 +19,7 @@ from ppaudit.workflow.config_checks import (
     STAGE_CHECKS,
     apply_audit_defaults,
     check_config,
+    check_dataset_registry,
     check_knn,
     check_labeldp,
     check_orders_reach_floor,
@@ -133,7 +134,7 @@ def test_shared_helpers():
 
 
 def test_every_stage_check_is_run_by_check_config():
-    assert set(STAGE_CHECKS) == {check_synthetic, check_pate_capc, check_knn, check_promptpate, check_labeldp, check_wang2022}
+    assert set(STAGE_CHECKS) == {check_dataset_registry, check_synthetic, check_pate_capc, check_knn, check_promptpate, check_labeldp, check_wang2022}
 
 
 def test_config_value_walks_keys_and_names_the_missing_one(default):
