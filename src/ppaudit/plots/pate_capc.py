@@ -112,19 +112,26 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
         footer: a line under the panels (e.g. :func:`confidence_footer`).
     """
     algos = list(dict.fromkeys(table["algo"]))
-    fig, axes = plt.subplots(1, len(algos), figsize=(4.6 * len(algos) + 2.2, 4.0), squeeze=False)
+    # room on the right for the legend: one row per bar, ≈ 0.055 in per character at 7 pt
+    height = max(4.0, 0.15 * (table["bar"].nunique() + 1) + 0.8)
+    right = max(2.2, 0.055 * max((len(str(b)) for b in table["bar"]), default=0) + 0.6)
+    width = 4.6 * len(algos) + right
+    fig, axes = plt.subplots(1, len(algos), figsize=(width, height), squeeze=False)
     for ax, algo in zip(axes[0], algos):
         _bars(ax, table[table["algo"] == algo], floor)
         ax.set_title(algo, fontsize=10)
         ax.set_ylabel(_eps_axis_label(table[table["algo"] == algo]), fontsize=7)
-    handles, labels = axes[0][-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center right", fontsize=7, frameon=False)
+    legend = {}  # every bar of every panel, once (the panels draw different bars)
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="center right", fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
     bottom = 0.0
     if footer:
         fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
         bottom = 0.03 * (footer.count("\n") + 1)
-    fig.tight_layout(rect=(0, bottom, 1 - 2.2 / (4.6 * len(algos) + 2.2), 1))
+    fig.tight_layout(rect=(0, bottom, 1 - right / width, 1))
     return fig
 
 

@@ -59,3 +59,15 @@ def test_confidence_footer_states_the_simultaneous_level_per_algorithm_and_adver
     assert "capc: Nat-AdvQ ≥ 0.0000 (none (paper))" in text and "promptpate" not in text
     assert confidence_footer([promptpate], ["nat-advq"]) == ""
     assert "Pois-AdvQ" not in confidence_footer([pate], ["nat-advq"])
+
+
+def test_leakage_panels_legend_lists_the_bars_of_every_panel():
+    from ppaudit.plots.pate_capc import plot_leakage_panels
+
+    table = pd.DataFrame({"algo": ["pate", "pate", "promptpate"], "dataset": ["mnist", "mnist", "sst2"],
+                          "bar": ["exact (sound: transcript)", "2-cut audit (sound: transcript)", "2-cut audit"],
+                          "epsilon": [0.3, 0.2, 0.5]})
+    fig = plot_leakage_panels(table, "t", floor=0.03, footer="confidence 0.95")
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert set(table["bar"]) <= set(labels) and len(labels) == len(set(labels)) == 4  # + the floor line
+    assert any(t.get_text() == "confidence 0.95" for t in fig.texts)
