@@ -301,7 +301,7 @@ def test_crafted_and_setup_roundtrip(setup, tmp_path):
 
 def test_run_knn_audits_small_end_to_end(setup):
     res = pk.run_knn_audits(setup, 2.0, ORDERS, seed=3, dataset="toy", trials=10**6, sample_trials_advq=50_000, sample_trials_natq=5_000,
-                            advq_candidates=[0, 1], min_nu=1e-2, exact_draws=300, s_grid=(10,))
+                            advq_candidates=[0, 1], min_nu=1e-2, exact_draws=300, s_grid=(10,), transcript_event=True)
     s = res["summary"]
     assert set(s["adversary"]) == set(ka.KNN_ADVERSARIES) and set(s["case"]) == {"worst", "max", "average"}
     w = s[s["case"] == "worst"].pivot(index="adversary", columns="column", values="epsilon")
@@ -313,7 +313,13 @@ def test_run_knn_audits_small_end_to_end(setup):
     best_single = pq.groupby(["adversary", "candidate"])["valid_eps_lower"].max()
     for _, row in e.iterrows():
         single = best_single[(row["adversary"], row["candidate"])]
-        assert row["eps_valid_eps_lower"] == max(single, row["eps_valid_eps_lower_composed"])
+        assert row["eps_valid_eps_lower"] == np.nanmax([single, row["eps_valid_eps_lower_composed"], row["eps_valid_eps_lower_transcript"]])
+    # the whole-transcript audit: Pois-NatQ candidates only (several single-answer queries), counted in the Bonferroni N
+    natq = e["adversary"].str.startswith("pois-natq")
+    for adv, g in pq.groupby("adversary"):  # Bonferroni over the per-query audits and, for Pois-NatQ, one transcript audit per candidate
+        n = g.groupby(["candidate", "query"]).ngroups + (g["candidate"].nunique() if adv.startswith("pois-natq") else 0)
+        np.testing.assert_allclose(g["confidence_per_audit"], 1 - 0.05 / n, rtol=1e-12)
+    assert e.loc[natq, "eps_valid_eps_lower_transcript"].notna().all() and e.loc[~natq, "eps_valid_eps_lower_transcript"].isna().all()
     sep = pq.dropna(subset=["event_p_low"])
     assert (sep["event_p_low"] > sep["event_q_high"]).all()
     # the exact ε (PLD of the enumerated laws, composed over the candidate's queries) is above the valid lower bound
@@ -324,7 +330,7 @@ def test_run_knn_audits_small_end_to_end(setup):
     assert list(f["finding"]) == ["theory >> audits", "advq similar", "advq > natq", "embedding >= test/train"]
     # same seed, same bytes
     again = pk.run_knn_audits(setup, 2.0, ORDERS, seed=3, dataset="toy", trials=10**6, sample_trials_advq=50_000, sample_trials_natq=5_000,
-                              advq_candidates=[0, 1], adversaries=("pois-advq",), min_nu=1e-2, exact_draws=300)
+                              advq_candidates=[0, 1], adversaries=("pois-advq",), min_nu=1e-2, exact_draws=300, transcript_event=True)
     a = res["per_query"][res["per_query"]["adversary"] == "pois-advq"].reset_index(drop=True)
     pd.testing.assert_frame_equal(a, again["per_query"], check_like=True)
 

@@ -80,7 +80,7 @@ rule audit_knn:
         sample_trials=lambda wildcards: get_config(*KNN, "sample_trials_advq" if wildcards.adversary.endswith("advq") else "sample_trials_natq"),
         **config_params(
             KNN, "orders", "confidence", "min_nu", "bonferroni", "exact", "exact_draws", "max_support",
-            "audit_device", "nonenumerable", "rb_displaced"
+            "audit_device", "nonenumerable", "rb_displaced", "transcript_event_audit"
         ),
         rb_draws=lambda wildcards: get_config(*KNN, "rb_draws_advq" if wildcards.adversary.endswith("advq") else "rb_draws_natq"),
         delta=get_config(*KNN, "delta"),

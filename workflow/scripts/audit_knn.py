@@ -26,6 +26,7 @@ with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 
         crafted, p.sigma, p.trials, list(p.orders), p.seed, f"knn-{w.dataset}", p.gamma, confidence=p.confidence, progress=True,
         sample_trials=p.sample_trials, min_nu=p.min_nu, bonferroni=p.bonferroni, exact=p.exact, exact_draws=p.exact_draws, max_support=p.max_support,
         nonenumerable=p.nonenumerable, rb_draws=p.rb_draws, rb_displaced=p.rb_displaced, delta=p.delta,
+        transcript_event=p.transcript_event_audit,
     )
 table["expected_inclusions"] = table["candidate"].map(dict(enumerate(crafted.expected_inclusions.tolist())))
 first = table.drop_duplicates(["candidate", "query"])

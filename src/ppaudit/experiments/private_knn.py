@@ -53,7 +53,11 @@ Pipeline (one dataset):
    of the best query's binomial transcript bound (its repeated answers) and the composition of
    every answer's event bounds over all queries (``valid_eps_lower_composed``,
    :func:`ppaudit.audit.composed_event_epsilon`; what makes Pois-NatQ's bound use all of its
-   natural queries). Private-kNN draws a fresh
+   natural queries) and, opt-in (``transcript_event``; config chadha2024.knn.transcript_event_audit),
+   for Rao–Blackwellised Pois-NatQ candidates, the whole transcript audited
+   at once with the pairing kept (``valid_eps_lower_transcript``,
+   :func:`ppaudit.audit.rao_blackwell_transcript_event`: off zero where every per-answer shift is
+   smaller than its interval). Private-kNN draws a fresh
    subsample per answer, so repeated answers are independent and the per-query composition is
    the transcript's (unlike PATE's shared histogram, issue 13 §1).
 6. :func:`knn_findings` — the paper's three claims (§6) checked on the numbers.

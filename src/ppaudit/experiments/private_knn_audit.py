@@ -23,6 +23,7 @@ from ..audit import (
     counts_transcript_epsilon,
     k_cut_lower_bound,
     paper_counts_from_estimate,
+    rao_blackwell_transcript_event,
     rao_blackwell_two_cut,
     summarize_candidates,
     two_cut_lower_bound,
@@ -286,6 +287,7 @@ def audit_knn_crafted(
     bonferroni: bool = True,
     progress: bool = False,
     delta: float | None = None,
+    transcript_event: bool = False,
     **audit_kwargs,
 ) -> pd.DataFrame:
     """Per-query audits of every candidate canary of a Private-kNN adversary.
@@ -296,12 +298,18 @@ def audit_knn_crafted(
         seed, experiment: root of the randomness (e.g. ``"knn-fashion-mnist"``).
         gamma: the subsampling rate (for the theory column).
         candidates: rows of ``crafted`` to audit (default: all; e.g. one shard per job).
-        bonferroni: run every audit at ``1 − (1 − confidence)/N`` (``N`` audits) so that all
+        bonferroni: run every audit at ``1 − (1 − confidence)/N`` (``N`` audits: the per-query ones
+            and, with ``transcript_event``, one whole-transcript audit per candidate with several
+            single-answer queries) so that all
             hold simultaneously — the worst candidate and the Pois-NatQ sum then hold at
             ``confidence`` (default; ``False`` is the paper's uncorrected procedure). Columns
             ``multiplicity`` and ``confidence_per_audit`` record it.
         progress: tqdm bar over the audits.
         delta: δ of the per-query ``valid_eps_lower`` (transcript of the query's repetitions).
+        transcript_event: with ``delta`` and ``nonenumerable="rao-blackwell"``, also audit the whole
+            transcript of every candidate with several single-answer queries (Pois-NatQ) at once
+            (:func:`ppaudit.audit.rao_blackwell_transcript_event`; column
+            ``valid_eps_lower_transcript``, NaN elsewhere; fresh draws, so it doubles their cost).
         **audit_kwargs: :func:`audit_knn_model` options (``exact_draws``, ``min_nu``,
             ``nonenumerable``, ``rb_draws``, …).
 
@@ -318,9 +326,13 @@ def audit_knn_crafted(
         if not 0 <= i < crafted.num_candidates:
             raise ValueError(f"candidates must lie in [0, {crafted.num_candidates}), got {i}")
     pairs = [(i, j) for i in rows for j in range(crafted.audit_queries.shape[1])]
+    # the whole-transcript audit of a candidate with several single-answer queries (Pois-NatQ)
+    whole = [i for i in rows if crafted.audit_queries.shape[1] > 1 and (crafted.repetitions[i] == 1).all()]
+    if not transcript_event or delta is None or audit_kwargs.get("nonenumerable", "rao-blackwell") != "rao-blackwell":
+        whole = []
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, len(pairs))
+        conf = bonferroni_confidence(conf, len(pairs) + len(whole))
     keys = crafted.keys
     frames = []
     laws: dict[int, list] = {}
@@ -340,9 +352,32 @@ def audit_knn_crafted(
     if not frames:
         return pd.DataFrame()
     table = pd.concat(frames, ignore_index=True)
+    if whole or (transcript_event and delta is not None):  # NaN for candidates without one (AdvQ: one repeated query)
+        table["valid_eps_lower_transcript"] = table["candidate"].map(
+            {i: _candidate_transcript_epsilon(crafted, i, sigma, conf, delta, seed, experiment, audit_kwargs) for i in whole}).astype(float)
     if delta is not None:
         table["exact_eps_pld_composed"] = table["candidate"].map({i: _candidate_exact_epsilon(v, delta) for i, v in laws.items()})
     return table
+
+
+def _candidate_transcript_epsilon(crafted, i: int, sigma: float, conf: float, delta: float, seed: int, experiment: str,
+                                  audit_kwargs: Mapping) -> float:
+    """Valid ε lower bound of candidate ``i``'s whole transcript (its independent single answers), Rao–Blackwellised
+    as a whole (:func:`ppaudit.audit.rao_blackwell_transcript_event`; fresh draws, its own stream)."""
+    m = int(audit_kwargs.get("rb_draws", 10_000))
+    displaced = audit_kwargs.get("rb_displaced", "sample")
+    ps, qs, bs = [], [], []
+    for j in range(crafted.audit_queries.shape[1]):
+        model, q = crafted.model(i, j), int(crafted.audit_queries[i, j])
+        p_, q_ = knn_conditional_output_probabilities(model, sigma, m, job_generator(seed, experiment, "transcript", crafted.keys[i], q),
+                                                      displaced=displaced)
+        ps.append(p_)
+        qs.append(q_)
+        bs.append(knn_difference_bound(model, sigma) if model.nu > 0 else 1e-12)
+    res = rao_blackwell_transcript_event(ps, qs, delta, conf, difference_bounds=np.maximum(bs, 1e-12),
+                                         bias=ps[0].shape[1] * QUADRATURE_ABS_ERROR,
+                                         rng=job_generator(seed, experiment, "transcript-pilot", crafted.keys[i]))
+    return res.epsilon_lower_bound
 
 
 def _candidate_exact_epsilon(laws: list, delta: float) -> float:
@@ -373,6 +408,12 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
     and the best single query's transcript bound. All per-query bounds hold together at the
     Bonferroni level (:func:`audit_knn_crafted`), so both are valid on the same event.
 
+    Where :func:`audit_knn_crafted` also audited a candidate's whole transcript at once (per-query
+    column ``valid_eps_lower_transcript``: several single-answer queries, Rao–Blackwellised with the
+    pairing of the two sides kept, :func:`ppaudit.audit.rao_blackwell_transcript_event`), it is
+    ``eps_valid_eps_lower_transcript`` and enters the maximum too; its Bonferroni share is counted
+    in ``confidence_per_audit``.
+
     ``eps_exact_eps_pld``: the exact ε of the candidate's transcript (the tight upper
     reference; PLD composition of the enumerated per-query laws, from the per-query column
     ``exact_eps_pld_composed`` of :func:`audit_knn_crafted`; NaN where a law was not enumerated).
@@ -399,6 +440,11 @@ def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFr
         comp[np.isnan(single)] = np.nan  # no per-query bound (no δ, or an unaudited query): nothing composed
         eps["eps_valid_eps_lower_composed"] = comp
         eps["eps_valid_eps_lower"] = np.fmax(single, comp)
+        if "valid_eps_lower_transcript" in per_query:  # the whole transcript Rao–Blackwellised (audit_knn_crafted)
+            by = per_query.drop_duplicates(ids).set_index(ids)["valid_eps_lower_transcript"]
+            whole = np.array([float(by.loc[tuple(r)]) for r in eps[ids].itertuples(index=False)], dtype=float)
+            eps["eps_valid_eps_lower_transcript"] = whole
+            eps["eps_valid_eps_lower"] = np.fmax(eps["eps_valid_eps_lower"].to_numpy(dtype=float), whole)
     if len(advs):
         rdp.insert(0, "adversary", advs[0])
         eps.insert(0, "adversary", advs[0])
