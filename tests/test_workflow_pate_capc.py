@@ -9,8 +9,6 @@ tests/test_private_prediction.py and friends; nothing here repeats those tests.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,16 +19,11 @@ import yaml
 from ppaudit.accounting import rdp_to_dp
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
+from workflow_runner import run_snakemake  # tests/workflow_runner.py
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO / "Snakefile"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 TARGETS = ("chadha_fig3", "chadha_fig4", "chadha_findings")
-
-
-def run_snakemake(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
 
 
 def tiny_pc() -> dict:
@@ -48,7 +41,7 @@ def run_dir(tmp_path_factory) -> Path:
     build_tiny_model(workdir / "tiny-llama")
     (workdir / "llm.yaml").write_text(yaml.safe_dump({"chadha2024": {"promptpate": {
         "model": str(workdir / "tiny-llama"), "model_name": "tiny-llama", "device": "cpu"}}}))
-    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY), str(workdir / "llm.yaml"))
+    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY), str(workdir / "llm.yaml"), timeout=900)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return workdir
 
@@ -199,7 +192,7 @@ def test_findings_table_concatenates_the_parts(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(900)
 def test_second_run_is_a_no_op(run_dir):
-    proc = run_snakemake(*TARGETS, "--cores", "1", "--directory", str(run_dir), "--configfile", str(TINY), str(run_dir / "llm.yaml"), "-n")
+    proc = run_snakemake(*TARGETS, "--cores", "1", "--directory", str(run_dir), "--configfile", str(TINY), str(run_dir / "llm.yaml"), "-n", timeout=900)
     assert proc.returncode == 0, proc.stderr
     assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout
 
