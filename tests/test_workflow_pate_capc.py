@@ -167,9 +167,13 @@ def test_findings_table_concatenates_the_parts(run_dir):
     assert table["holds"].dtype == bool and table["at_floor"].dtype == bool
     findings = set(table["finding"])
     assert {"audit<=exact<=dd<=di", "pois-advq>=nat-advq", "capc>=pate", "pois-natq<<advq"} <= findings
-    order = list(dict.fromkeys(table["algo"]))  # the order the registry lists the parts in
+    # the parts in the order common.smk lists them (CHADHA_FINDINGS_PARTS), issue 13's example last
+    order = ("pate", "capc", "knn", "promptpate", "repeated_query_example")
     parts = [pd.read_csv(run_dir / "results" / "tables" / "findings" / f"{a}.csv") for a in order]
     pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), table)
+    # issue 13 §1's example, audited by the stage's code: the paper's composition above the cap, ours below
+    ex = table[table["dataset"] == "synthetic (repeated query)"].set_index("finding")
+    assert not ex.loc["paper audit<=transcript cap", "holds"] and ex.loc["transcript audit<=transcript cap", "holds"]
     # the soundness rows of issue 13: paper audit vs transcript cap, and the null-canary control at the floor
     for algo in ("pate", "capc"):
         t = table[table["algo"] == algo]

@@ -255,7 +255,8 @@ def findings_part(algo):
 # The panels of Figs. 3/4 and the parts of the findings table: complete here (no stage
 # appends to them).
 CHADHA_FIG34_SUMMARIES = tuple(algo_summary(a) for a in ("pate", "capc", "promptpate"))
-CHADHA_FINDINGS_PARTS = tuple(findings_part(a) for a in ("pate", "capc", "knn", "promptpate"))
+# repeated_query_example: issue 13 §1's example (rule tabulate_repeated_query_example).
+CHADHA_FINDINGS_PARTS = tuple(findings_part(a) for a in ("pate", "capc", "knn", "promptpate", "repeated_query_example"))
 
 
 def chadha_fig34_summaries():

@@ -246,6 +246,27 @@ rule tabulate_findings:
         "../scripts/tabulate_findings.py"
 
 
+rule tabulate_repeated_query_example:
+    output:
+        findings=findings_part("repeated_query_example"),
+    params:
+        example=get_config(*PATE_CAPC, "repeated_query_example"),
+        orders=get_config(*PATE_CAPC, "orders"),
+        delta=get_config(*PATE_CAPC, "delta"),
+        confidence=get_config(*PATE_CAPC, "confidence"),
+        floor=epsilon_floor_of(*PATE_CAPC),
+        seed=get_config("seed"),
+    log:
+        "logs/tabulate_repeated_query_example/findings.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/audit.yaml"
+    script:
+        "../scripts/tabulate_repeated_query_example.py"
+
+
 rule concat_findings:
     input:
         parts=chadha_findings_parts(),

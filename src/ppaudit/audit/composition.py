@@ -90,7 +90,12 @@ def compose_candidates(
     ``transcript_columns`` (default: those of :data:`TRANSCRIPT_COLUMNS` present) already
     cover a query's ``repetitions`` answers and are summed over queries as they are (with
     ``transcript_se`` added in quadrature); the sum over *different* queries assumes
-    independent training runs per query (the paper's Pois-NatQ assumption).
+    independent training runs per query (the paper's Pois-NatQ assumption). With
+    ``transcript_se``, ``eps_exact_transcript_2se`` converts ``exact_transcript + 2·transcript_se``:
+    where the transcript RDP is a Monte Carlo estimate, its upper reading (an estimate, not a
+    bound: :func:`ppaudit.experiments.pate_capc_findings.findings_rows` compares the paper's
+    composed audit with it when no finite cap is certified); equal to ``eps_exact_transcript``
+    where the transcript was enumerated (``transcript_se = 0``).
 
     Args:
         per_query: rows ``candidate, key, canary_index, canary_label`` (+ ``party``,
@@ -151,6 +156,13 @@ def compose_candidates(
                 continue
             e, o = _rdp_to_dp(vals, orders, d, return_order=True)
             row[f"eps_{col}"], row[f"order_{col}"] = e, o
+        if has_tse and "exact_transcript" in tcols:  # the Monte Carlo transcript estimate + 2 s.e. (not a bound)
+            vals = grp["exact_transcript"].to_numpy() + 2.0 * grp["transcript_se"].to_numpy()
+            if np.all(np.isfinite(vals)) and np.any(np.isfinite(orders)):
+                e, o = _rdp_to_dp(np.maximum(vals, 0.0), orders, d, return_order=True)
+            else:
+                e, o = np.nan, np.nan
+            row["eps_exact_transcript_2se"], row["order_exact_transcript_2se"] = e, o
         eps_rows.append(row)
     eps = pd.DataFrame(eps_rows)
     ecols = [c for c in EPSILON_COLUMNS if c in per_query]
@@ -189,7 +201,7 @@ def summarize_candidates(eps: pd.DataFrame, worst_by: str = "two_cut_cp", column
         ValueError: ``worst_by`` is not a composed column.
     """
     if columns is None:
-        extra = ("data_dependent_expected", "data_dependent_max") + TRANSCRIPT_COLUMNS + EPSILON_COLUMNS
+        extra = ("data_dependent_expected", "data_dependent_max") + TRANSCRIPT_COLUMNS + ("exact_transcript_2se",) + EPSILON_COLUMNS
         columns = list(RDP_COLUMNS) + [c for c in extra if f"eps_{c}" in eps]
     ctl = None
     if "control" in eps:

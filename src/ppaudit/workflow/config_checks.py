@@ -199,10 +199,17 @@ def check_pate_capc(config: Mapping[str, Any]) -> None:
             ``dataset_settings`` entry; ``cifar10`` is asked for with ``source: packaged`` (no
             packaged copy) or ``digits`` with ``source: download`` (packaged only);
             ``rdp_panel_dataset`` is not a dataset; an adversary's ``candidates`` exceed
-            ``num_queries``; or the orders stop below 32.
+            ``num_queries``; the orders stop below 32; or ``repeated_query_example``'s
+            ``p_q`` / ``p_q_prime`` differ in length or do not sum to 1.
     """
     key = "chadha2024.pate_capc"
     cfg = config["chadha2024"]["pate_capc"]
+    ex = cfg.get("repeated_query_example") or {}
+    for name in ("p_q", "p_q_prime"):
+        if name in ex and abs(sum(ex[name]) - 1.0) > 1e-9:
+            raise ValueError(f"{key}.repeated_query_example.{name} = {list(ex[name])} must sum to 1 (a vote law), sums to {sum(ex[name]):.6g}")
+    if "p_q" in ex and "p_q_prime" in ex and len(ex["p_q"]) != len(ex["p_q_prime"]):
+        raise ValueError(f"{key}.repeated_query_example: p_q has {len(ex['p_q'])} classes and p_q_prime {len(ex['p_q_prime'])}; they must match")
     known = cfg["dataset_settings"]
     for ds in cfg["datasets"]:
         if ds not in known:

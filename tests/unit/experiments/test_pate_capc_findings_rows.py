@@ -41,6 +41,31 @@ def test_infinite_histogram_cap_falls_back_to_the_certified_transcript_law_cap()
     assert row["holds"] and "uninformative" in row["note"]
 
 
+def test_without_a_finite_cap_the_paper_audit_is_compared_with_the_labelled_estimate():
+    # paper composed audit 2.0 against the Monte Carlo estimate 0.5 (+2 s.e. 0.7): above, by 1.3
+    s = _summary("nat-advq", {**BASE, "transcript_cap": np.inf, "exact_transcript_hi": np.nan, "exact_transcript_2se": 0.7})
+    rows = findings_rows(s, "pate", FLOOR).set_index("finding")
+    est = rows.loc["paper audit<=exact transcript (estimate)"]
+    assert not est["holds"] and "by 1.3 in ε" in est["note"] and "not a bound" in est["note"]
+    assert "exact transcript (estimate)=0.5" in est["values"] and "estimate + 2 s.e.=0.7" in est["values"]
+    assert rows.loc["paper audit<=transcript cap", "holds"]  # the certified row stays uninformative, not False
+    # within 2 s.e.: undecided, holds; below the estimate: holds and says by how much
+    s = _summary("nat-advq", {**BASE, "two_cut_cp": 0.6, "transcript_cap": np.inf, "exact_transcript_2se": 0.7})
+    est = findings_rows(s, "pate", FLOOR).set_index("finding").loc["paper audit<=exact transcript (estimate)"]
+    assert est["holds"] and "undecided" in est["note"]
+    s = _summary("nat-advq", {**BASE, "two_cut_cp": 0.2, "transcript_cap": np.inf, "exact_transcript_2se": 0.7})
+    est = findings_rows(s, "pate", FLOOR).set_index("finding").loc["paper audit<=exact transcript (estimate)"]
+    assert est["holds"] and "below the estimate by 0.3" in est["note"]
+    # a finite cap: no estimate row, and the sound transcript audit is checked against the cap
+    s = _summary("nat-advq", {**BASE, "transcript_cap": 0.4, "exact_transcript_2se": 0.7})
+    rows = findings_rows(s, "pate", FLOOR).set_index("finding")
+    assert "paper audit<=exact transcript (estimate)" not in rows.index
+    t = rows.loc["transcript audit<=transcript cap"]
+    assert t["holds"] and "sound: transcript audit=0.3" in t["values"]
+    s = _summary("nat-advq", {**BASE, "transcript_cap": 0.25})  # a planted audit above its cap is flagged
+    assert not findings_rows(s, "pate", FLOOR).set_index("finding").loc["transcript audit<=transcript cap", "holds"]
+
+
 def test_joint_pois_natq_row_and_orderings_use_the_joint_transcript():
     joint = pd.DataFrame({"candidate": 0, "order": [2.0, 8.0], "two_cut_joint": [0.01, 0.2], "exact_joint": [0.05, 0.9], "joint_cap": [0.06, 1.0],
                           "valid_eps_lower_joint": 0.02, "exact_eps_pld_joint": 1.1})

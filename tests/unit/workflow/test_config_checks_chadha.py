@@ -52,8 +52,10 @@ def _with(default, section, **changes):
         ({"rdp_panel_dataset": "mnist", "datasets": ["digits"]}, ["chadha2024.pate_capc.rdp_panel_dataset", "'mnist'"]),
         ({"candidates__pois-advq": 10**6}, ["chadha2024.pate_capc.candidates.pois-advq", "1000000", "num_queries"]),
         ({"orders": [2, 8, 16]}, ["chadha2024.pate_capc.orders", "16", "at least 32"]),
+        ({"repeated_query_example__p_q": [0.5, 0.6]}, ["chadha2024.pate_capc.repeated_query_example.p_q", "[0.5, 0.6]", "sum to 1"]),
+        ({"repeated_query_example__p_q_prime": [0.5, 0.25, 0.25]}, ["chadha2024.pate_capc.repeated_query_example", "2 classes", "3"]),
     ],
-    ids=["unknown-dataset", "cifar-packaged", "digits-download", "panel", "candidates", "orders"],
+    ids=["unknown-dataset", "cifar-packaged", "digits-download", "panel", "candidates", "orders", "example-law", "example-length"],
 )
 def test_pate_capc_check_names_the_key(default, changes, words):
     check_pate_capc(default)

@@ -1,0 +1,19 @@
+"""Snakemake script of rule tabulate_repeated_query_example: issue 13 §1's repeated-query
+example audited by the PATE stage's code and written as findings rows
+(ppaudit.experiments.repeated_query_example). Output: ``findings``."""
+
+import _ppaudit_path
+
+log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_repeated_query_example")  # noqa: F821
+
+from ppaudit.experiments.repeated_query_example import repeated_query_example, repeated_query_example_rows  # noqa: E402
+from ppaudit.io import write_csv  # noqa: E402
+
+p = snakemake.params  # noqa: F821
+ex = dict(p.example)
+settings = {k: ex[k] for k in ("num_teachers", "sigma", "p_q", "p_q_prime", "num_repeats")}
+per_query = repeated_query_example(**settings, orders=p.orders, seed=p.seed, trials=int(ex["trials"]), confidence=p.confidence,
+                                   transcript_draws=ex["transcript_draws"])
+rows = repeated_query_example_rows(per_query, p.delta, p.floor, settings)
+log.info("findings:\n%s", rows.to_string(index=False))
+write_csv(rows, snakemake.output.findings)  # noqa: F821
