@@ -164,3 +164,39 @@ def write_registry(server, path: Path, datasets, *, n_train: int = 400, n_test: 
         registry[name] = {"kind": kind, "files": entry}
     path.write_text(json.dumps(registry, indent=1))
     return path
+
+
+def write_criteo_day(path: Path, rows: int, seed: int, positive_rate: float = 0.03):
+    """A Criteo 1TB Click Logs day file (gzipped TSV, ``day_N.gz`` layout) of ``rows`` lines.
+
+    Every line has the 40 tab-separated fields ``label, I1..I13, C1..C26`` of the real files:
+    labels with about ``positive_rate`` clicks, I-fields small non-negative counts (geometric,
+    10–40% empty per column), C-fields 8-hex-digit hashes from a Zipf-like vocabulary per column
+    (0–30% empty). Returns the frame ``ppaudit.data.read_criteo_day`` must produce (label int64,
+    I float64 with NaN, C str with "").
+    """
+    import pandas as pd
+
+    from ppaudit.data import CRITEO_CAT_COLUMNS, CRITEO_INT_COLUMNS
+
+    rng = np.random.default_rng(seed)
+    label = (rng.random(rows) < positive_rate).astype(np.int64)
+    fields = [label.astype(str).astype(object)]
+    frame = {"label": label}
+    for name in CRITEO_INT_COLUMNS:
+        value = rng.geometric(rng.uniform(0.05, 0.5), rows) - 1
+        missing = rng.random(rows) < rng.uniform(0.1, 0.4)
+        text = value.astype(str).astype(object)
+        text[missing] = ""
+        fields.append(text)
+        frame[name] = np.where(missing, np.nan, value.astype(np.float64))
+    for name in CRITEO_CAT_COLUMNS:
+        vocab = np.array([f"{h:08x}" for h in rng.integers(0, 2**32, int(rng.integers(3, 500)))], dtype=object)
+        text = vocab[(rng.zipf(1.3, rows) - 1) % len(vocab)]
+        text[rng.random(rows) < rng.uniform(0.0, 0.3)] = ""
+        fields.append(text)
+        frame[name] = pd.Series(text, dtype=str)
+    body = "".join("\t".join(line) + "\n" for line in zip(*fields)).encode()
+    with gzip.GzipFile(Path(path), mode="wb", mtime=0, compresslevel=1) as gz:
+        gz.write(body)
+    return pd.DataFrame(frame)

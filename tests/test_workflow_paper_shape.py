@@ -28,6 +28,7 @@ import yaml
 
 from dataset_fixtures import write_registry
 from local_http import LocalServer
+from paper_override import assert_sizes_only
 from tiny_llm import build_tiny_model
 from workflow_runner import REPO, output_of, run_snakemake
 
@@ -80,23 +81,9 @@ MACHINE_KEYS = {"audit_device", "device", "model", "model_name", "text_data_dir"
 PATH_KEYS = {"count_mode"}
 
 
-def _leaves(tree, path=()):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _leaves(value, (*path, key))
-        else:
-            yield (*path, key), value
-
-
 def test_override_changes_only_sizes_and_machine_keys():
     paper = yaml.safe_load(PAPER.read_text())
-    for path, value in _leaves(SIZES):
-        assert set(path) & (SIZE_KEYS | MACHINE_KEYS | PATH_KEYS), path
-        if set(path) & SIZE_KEYS:
-            node = paper
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
-            assert node is None or value <= node, (path, node, value)  # a size the paper sets only shrinks
+    assert_sizes_only(paper, SIZES, SIZE_KEYS, MACHINE_KEYS | PATH_KEYS)
     # the models, σ, accountant and datasets stay the paper's
     pc = paper["chadha2024"]["pate_capc"]
     assert {ds: s["model"] for ds, s in pc["dataset_settings"].items()} == {"mnist": "lenet5", "fashion-mnist": "wrn16-4", "cifar10": "wrn16-4"}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jsonschema
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from ppaudit.experiments.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
@@ -579,8 +580,8 @@ LABELDP_TABLE_DATASET = {
     "obs_table7": "text",
 }
 LABELDP_TABLE_TITLES = {
-    "obs_table1": "Obs. Table 1 (image; Fashion-MNIST + MLP stand-in for CIFAR-10): observational LIA, best ε over c' sweep, δ = 1e-5",
-    "obs_table2": "Obs. Table 2 (tabular; UCI Adult + CatBoost stand-in for Criteo): observational LIA, best ε over c' sweep, δ = 1e-5",
+    "obs_table1": "Obs. Table 1 (image; {image}): observational LIA, best ε over c' sweep, δ = 1e-5",
+    "obs_table2": "Obs. Table 2 (tabular; {tabular}): observational LIA, best ε over c' sweep, δ = 1e-5",
     "obs_table4": "Obs. Table 4 (image): test accuracy (%) of the label-DP models",
     "obs_table5": "Obs. Table 5 (tabular): test log-loss of the label-DP models",
     "obs_table6": "Obs. Table 6 (image): observational LIA at a fixed 1% of guesses, δ = 1e-5",
@@ -591,20 +592,39 @@ LABELDP_MIA_FIGURES = {
     "obs_fig1": (
         ("lia", "calibrated_mia"),
         ("image", "tabular"),
-        "Obs. Fig. 1: observational LIA vs calibration MIA (image: Fashion-MNIST MLP; tabular: Adult CatBoost)",
+        "Obs. Fig. 1: observational LIA vs calibration MIA (image: {image_short}; tabular: {tabular_short})",
     ),
     "obs_fig5": (
         ("lia", "calibrated_mia", "rmia"),
         ("image",),
-        "Obs. Fig. 5: LIA vs calibration MIA vs offline RMIA (image: Fashion-MNIST MLP)",
+        "Obs. Fig. 5: LIA vs calibration MIA vs offline RMIA (image: {image_short})",
     ),
 }
 # Obs. Figs. 2 and 3: the guess fraction drawn (and its percentage in the title).
 LABELDP_RR_FIGURES = {"obs_fig2": (0.001, "0.1"), "obs_fig3": (0.01, "1")}
 MALEK_TITLES = {
-    "malek_table5": "Malek Table 5: ε_m 95% CI of ALIBI, one game of N canaries vs ten games of N/10 (Fashion-MNIST MLP stand-in)",
-    "malek_table6": "Malek Table 6: ALIBI vs AGIBI (Fashion-MNIST MLP stand-in), ε_m 95% CI",
+    "malek_table5": "Malek Table 5: ε_m 95% CI of ALIBI, one game of N canaries vs ten games of N/10 ({malek})",
+    "malek_table6": "Malek Table 6: ALIBI vs AGIBI ({malek}), ε_m 95% CI",
 }
+
+
+
+def labeldp_title(template):
+    """A label-DP title with the data it was computed on: the offline stand-ins, or the papers'
+    CIFAR-10 / Criteo when a dataset's source is download (fields {image}, {tabular},
+    {image_short}, {tabular_short}, {malek})."""
+    image, tabular = get_config("labeldp", "datasets", "image"), get_config("labeldp", "datasets", "tabular")
+    cifar = image.get("source", "packaged") == "download"
+    criteo = tabular.get("source", "packaged") == "download"
+    net = str(image["model"].get("arch") or "").upper()
+    return template.format(
+        image=f"CIFAR-10 + {net}" if cifar else "Fashion-MNIST + MLP stand-in for CIFAR-10",
+        tabular="Criteo Day 0 / Day 1 + CatBoost" if criteo else "UCI Adult + CatBoost stand-in for Criteo",
+        image_short=f"CIFAR-10 {net}" if cifar else "Fashion-MNIST MLP",
+        tabular_short="Criteo CatBoost" if criteo else "Adult CatBoost",
+        malek=f"CIFAR-10 {net}" if cifar else "Fashion-MNIST MLP stand-in",
+    )
+
 
 # Rule-level wildcard constraints of the label-DP rules ({dataset} means other things in
 # other stages).
@@ -627,6 +647,39 @@ def eps_name(e):
 def labeldp_settings(dataset):
     """The dataset's settings plus the mechanism options (ALIBI prior, AGIBI calibration, PATE student, FixMatch)."""
     return dict(get_config("labeldp", "datasets", dataset), **{k: get_config("labeldp", k) for k in LABELDP_MECHANISM_KEYS})
+
+
+# The papers' data of a label-DP dataset with source: download (rule download_dataset).
+LABELDP_DOWNLOADS = {"image": "cifar10", "tabular": "criteo"}
+
+
+def _warn_unpinned_criteo():
+    """Criteo publishes no checksum: with labeldp.datasets.tabular.source: download and no
+    registry file pinning its days, the tabular label-DP targets stop at download_dataset
+    (ppaudit.data.download_dataset says how to pin); say so at parse time, without stopping the
+    targets that do not need it."""
+    if get_config("labeldp", "datasets", "tabular").get("source", "packaged") != "download":
+        return
+    from ppaudit.data import active_registry
+
+    if not getattr(active_registry().get("criteo"), "files", ()):
+        logger.warning(
+            "labeldp.datasets.tabular.source is download (Criteo), but no dataset_registry file pins Criteo's day_0.gz / "
+            "day_1.gz (Criteo publishes no checksum): obs_table2, obs_table5 and obs_fig1 will stop at download_dataset[criteo]. "
+            "Pin your trusted copy with ppaudit.data.criteo_registry_entry in the dataset_registry file."
+        )
+
+
+_warn_unpinned_criteo()
+
+
+def labeldp_dataset_marker(wildcards):
+    """Input function of prepare_labeldp_data: the download marker of the papers' data (CIFAR-10,
+    Criteo) when the dataset's source is download, else nothing."""
+    s = get_config("labeldp", "datasets", wildcards.dataset)
+    if s.get("source", "packaged") == "download":
+        return [f"resources/datasets/{LABELDP_DOWNLOADS[wildcards.dataset]}/.verified"]
+    return []
 
 
 def labeldp_models(dataset):

@@ -1,4 +1,5 @@
-# Dataset downloads (Chadha et al. 2024, App. D): MNIST, Fashion-MNIST and CIFAR-10 from
+# Dataset downloads (Chadha et al. 2024, App. D; the label-DP papers' CIFAR-10 and Criteo
+# day_0/day_1, whose checksums come from the dataset_registry file): MNIST, Fashion-MNIST and CIFAR-10 from
 # their canonical sources with pinned checksums, retries and atomic placement
 # (ppaudit.data.download_dataset); the marker resources/datasets/{dataset}/.verified is the
 # input of the stages that read a downloaded dataset (config source: download). The paper's
@@ -14,7 +15,7 @@ rule download_dataset:
     params:
         root=lambda wildcards, output: os.path.dirname(os.path.dirname(output.marker)),
     wildcard_constraints:
-        dataset="mnist|fashion-mnist|cifar10",
+        dataset="mnist|fashion-mnist|cifar10|criteo",
     log:
         "logs/download_dataset/{dataset}.log",
     resources:

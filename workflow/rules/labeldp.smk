@@ -8,6 +8,8 @@ localrules:
 
 
 rule prepare_labeldp_data:
+    input:
+        labeldp_dataset_marker,
     output:
         data="results/labeldp/{dataset}/data.pkl",
     params:
@@ -116,7 +118,7 @@ rule tabulate_labeldp:
     output:
         **figure_outputs("tabulate_labeldp"),
     params:
-        title=lambda wildcards: LABELDP_TABLE_TITLES[wildcards.table],
+        title=lambda wildcards: labeldp_title(LABELDP_TABLE_TITLES[wildcards.table]),
     wildcard_constraints:
         **LABELDP_WILDCARDS,
     log:
@@ -137,7 +139,7 @@ rule plot_labeldp_mia:
         **figure_outputs("plot_labeldp_mia"),
     params:
         attacks=lambda wildcards: list(LABELDP_MIA_FIGURES[wildcards.miafig][0]),
-        title=lambda wildcards: LABELDP_MIA_FIGURES[wildcards.miafig][2],
+        title=lambda wildcards: labeldp_title(LABELDP_MIA_FIGURES[wildcards.miafig][2]),
     wildcard_constraints:
         **LABELDP_WILDCARDS,
     log:
@@ -275,7 +277,7 @@ rule tabulate_malek:
         levels=malek_levels(),
         games=get_config("labeldp", "malek", "games"),
         confidence=get_config("labeldp", "confidence"),
-        title=lambda wildcards: MALEK_TITLES[wildcards.malektable],
+        title=lambda wildcards: labeldp_title(MALEK_TITLES[wildcards.malektable]),
     wildcard_constraints:
         **LABELDP_WILDCARDS,
     log:

@@ -24,14 +24,17 @@ Every loader returns ``(x_train, y_train, x_test, y_test)`` with images as float
 ``[0, 1]`` of shape ``(n, channels, height, width)`` and labels as int64.
 
 UCI Adult (:mod:`.adult`) is the tabular dataset of Wang et al. 2022 and of the label-DP
-audits.
+audits. The Criteo 1TB Click Logs (:mod:`.criteo`; Day 0 for the reference model, Day 1 for
+the target model of the observational label-DP audit) publish no checksum: they are listed in
+:data:`UNPINNED_DATASETS` and downloaded only through a registry file that pins one's own copy.
 """
 
 from .adult import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .catalog import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .criteo import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .download import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .images import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .text import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import adult, catalog, download, images, text
+from . import adult, catalog, criteo, download, images, text
 
-__all__ = [*download.__all__, *catalog.__all__, *images.__all__, *text.__all__, *adult.__all__]
+__all__ = [*download.__all__, *catalog.__all__, *images.__all__, *text.__all__, *adult.__all__, *criteo.__all__]

@@ -1,4 +1,9 @@
-"""The catalog of downloadable datasets (MNIST, Fashion-MNIST, CIFAR-10, SVHN, SST-2, AG News, DBpedia, TREC) with pinned checksums."""
+"""The catalog of downloadable datasets (MNIST, Fashion-MNIST, CIFAR-10, SVHN, SST-2, AG News, DBpedia, TREC) with pinned checksums.
+
+Datasets whose hosts publish no checksum (the Criteo 1TB Click Logs) are listed apart, in
+:data:`UNPINNED_DATASETS`, without files: they are downloaded only through a registry file of
+one's own that pins the checksums of a trusted copy (:func:`read_registry`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ import os
 from pathlib import Path
 from typing import Mapping
 
+from .criteo import CRITEO_URL
 from .download import DatasetInfo, RemoteFile, download_file
 
 __all__ = [
     "DATASETS",
+    "UNPINNED_DATASETS",
     "download_dataset",
     "DATASET_NAMES",
     "REGISTRY_ENV",
@@ -126,6 +133,22 @@ DATASETS: dict[str, DatasetInfo] = {
     ),
 }
 
+#: Datasets whose hosts publish no checksum: no files here, so nothing is ever downloaded unpinned.
+#: A registry file of one's own (:func:`read_registry`) names their files with the checksums of a
+#: trusted copy; :func:`download_dataset` explains how when it has none.
+UNPINNED_DATASETS: dict[str, DatasetInfo] = {
+    # The observational audit of label DP: M' on Day 0, the target model on Day 1 (ppaudit.data.criteo).
+    "criteo": DatasetInfo(
+        files=(),
+        kind="criteo",
+        num_classes=2,
+        homepage="https://ailab.criteo.com/download-criteo-1tb-click-logs-dataset/",
+        notes="Criteo 1TB Click Logs, day_0.gz .. day_23.gz (each about 14 GiB of gzipped TSV) at "
+        + CRITEO_URL + "; Criteo publishes no checksum, so the files must be pinned by a registry file.",
+        extra={"url": CRITEO_URL},
+    ),
+}
+
 #: Names accepted by :func:`load_dataset`.
 DATASET_NAMES = ("mnist", "fashion-mnist", "cifar10", "digits", "svhn")
 
@@ -141,18 +164,20 @@ _IDX_FILES = {
 REGISTRY_ENV = "PPAUDIT_DATASET_REGISTRY"
 
 #: File layouts the loaders read (``DatasetInfo.kind``).
-_KINDS = ("idx", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec")
+_KINDS = ("idx", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec", "criteo")
 
 
 def read_registry(path: str | os.PathLike) -> dict[str, DatasetInfo]:
     """A registry of one's own from a JSON file: mirrors or fixtures of the paper's datasets.
 
-    The file maps dataset names of :data:`DATASETS` to ``{"kind": ..., "num_classes": ...,
+    The file maps dataset names of :data:`DATASETS` or :data:`UNPINNED_DATASETS` to ``{"kind": ..., "num_classes": ...,
     "files": [{"filename": ..., "url": ..., "sha256": ..., "md5": ..., "mirrors": [...]}]}``
     (``num_classes``, ``mirrors`` and one of the two checksums optional). Every file must pin
     a checksum (:class:`RemoteFile`), so a mirror is held to the bytes its registry pins. The
     workflow's CI test serves real-format fixtures of MNIST, Fashion-MNIST, CIFAR-10, SVHN and
     the text datasets from 127.0.0.1 through such a file; a site mirror works the same way.
+    It is also the only way to download a dataset of :data:`UNPINNED_DATASETS` (Criteo:
+    :func:`ppaudit.data.criteo_registry_entry` writes its entry).
 
     Raises:
         ValueError: naming the file and the bad entry (unknown dataset or kind, missing
@@ -164,11 +189,12 @@ def read_registry(path: str | os.PathLike) -> dict[str, DatasetInfo]:
         raise ValueError(f"dataset registry {str(path)!r} cannot be read as JSON: {exc}") from None
     if not isinstance(raw, dict) or not raw:
         raise ValueError(f"dataset registry {str(path)!r} must map dataset names to entries, got {type(raw).__name__}")
+    known = {**DATASETS, **UNPINNED_DATASETS}
     out = {}
     for name, entry in raw.items():
         where = f"dataset registry {str(path)!r}, entry {name!r}"
-        if name not in DATASETS:
-            raise ValueError(f"{where}: unknown dataset; known datasets are {sorted(DATASETS)}")
+        if name not in known:
+            raise ValueError(f"{where}: unknown dataset; known datasets are {sorted(known)}")
         if not isinstance(entry, dict) or entry.get("kind") not in _KINDS:
             kind = entry.get("kind") if isinstance(entry, dict) else entry
             raise ValueError(f"{where}: kind must be one of {list(_KINDS)}, got {kind!r}")
@@ -184,9 +210,25 @@ def read_registry(path: str | os.PathLike) -> dict[str, DatasetInfo]:
             raise ValueError(f"{where}: every file needs filename and url ({exc!r})") from None
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        out[name] = DatasetInfo(files=remotes, kind=entry["kind"], num_classes=int(entry.get("num_classes", DATASETS[name].num_classes)),
-                                homepage=DATASETS[name].homepage, notes=f"from the registry file {path}")
+        out[name] = DatasetInfo(files=remotes, kind=entry["kind"], num_classes=int(entry.get("num_classes", known[name].num_classes)),
+                                homepage=known[name].homepage, notes=f"from the registry file {path}")
     return out
+
+
+def _unpinned_message(name: str) -> str:
+    """How to download a dataset of :data:`UNPINNED_DATASETS` (only Criteo so far)."""
+    info = UNPINNED_DATASETS[name]
+    example = {name: {"kind": info.kind, "num_classes": info.num_classes, "files": [
+        {"filename": f"day_{d}.gz", "url": CRITEO_URL.format(day=d), "sha256": f"<sha256 of your trusted day_{d}.gz>"} for d in (0, 1)
+    ]}}
+    return (
+        f"dataset {name!r} (Criteo 1TB Click Logs) cannot be downloaded as pinned: Criteo publishes no checksum for "
+        f"its day files ({CRITEO_URL}, see {info.homepage}), and ppaudit never downloads an unpinned file. "
+        "Pin your own: compute the sha256 of a trusted copy of day_0.gz and day_1.gz (sha256sum day_0.gz day_1.gz), "
+        f"write a dataset registry JSON file {json.dumps(example)} "
+        "(ppaudit.data.criteo_registry_entry({0: sha_day0, 1: sha_day1}) builds the entry) and name it in the "
+        f"config key dataset_registry (or the environment variable {REGISTRY_ENV})."
+    )
 
 
 def active_registry() -> dict[str, DatasetInfo]:
@@ -213,8 +255,15 @@ def download_dataset(
 
     Returns:
         The paths of the verified files.
+
+    Raises:
+        ValueError: ``name`` is not in the registry, or is a dataset of
+            :data:`UNPINNED_DATASETS` that the registry gives no files (the message says how
+            to pin them with a registry file).
     """
     reg = active_registry() if registry is None else registry
+    if name in UNPINNED_DATASETS and (name not in reg or not reg[name].files):
+        raise ValueError(_unpinned_message(name))
     if name not in reg:
         raise ValueError(f"unknown dataset {name!r}; downloadable datasets are {sorted(reg)}")
     folder = Path(root) / name

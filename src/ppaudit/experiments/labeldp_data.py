@@ -139,14 +139,67 @@ def _halves(n: int, rng: np.random.Generator, limit: int | None):
     return perm[:half], perm[half:]
 
 
+def _load_cifar10_images(settings: dict, rng: np.random.Generator) -> LabelDPData:
+    """CIFAR-10 at the papers' scale (observational paper §6.2–6.3; Malek et al. 2021, App. C–D).
+
+    The 50,000 training images (downloaded with their pinned checksum, ``root`` default
+    ``resources/datasets``) are split at random into the reference and the target half (at most
+    ``train_size`` of them), ``test_size`` test images are drawn from the 10,000. Images stay
+    ``uint8`` ``(n, 3, 32, 32)`` (as published; the trainer scales them,
+    :func:`ppaudit.models.soft_label.torch_fit_predict_soft`). The out-of-domain view of the
+    reference half (LP-1ST's out-of-domain prior) is mirrored with pixel noise (std 0.15 of the
+    range), as for the stand-in.
+    """
+    from ..data import load_dataset
+
+    xtr, ytr, xte, yte = load_dataset("cifar10", root=settings.get("root", "resources/datasets"), source="download")
+    ref, tgt = _halves(len(ytr), rng, int(settings["train_size"]))
+    te = rng.permutation(len(yte))[: int(settings["test_size"])]
+    u8 = lambda a: np.rint(np.clip(a, 0.0, 1.0) * 255.0).astype(np.uint8)  # noqa: E731
+    ood = np.empty((ref.size,) + xtr.shape[1:], dtype=np.uint8)
+    for a in range(0, ref.size, 2048):  # chunks: no float64 copy of the whole half
+        chunk = xtr[ref[a : a + 2048]][..., ::-1]
+        ood[a : a + 2048] = u8(chunk + 0.15 * rng.standard_normal(chunk.shape, dtype=np.float32))
+    return LabelDPData("image", 10, u8(xtr[ref]), ytr[ref], u8(xtr[tgt]), ytr[tgt], u8(xte[te]), yte[te], ood, None)
+
+
+def _load_criteo_days(settings: dict, rng: np.random.Generator) -> LabelDPData:
+    """The Criteo 1TB Click Logs as the observational paper audits them (§6.2, §6.4).
+
+    "We train M' on Day 0 data and the target model on Day 1 data"; "1 million data points are
+    selected for each day" (``train_size`` rows per day: the first ones of each day file,
+    :func:`ppaudit.data.load_criteo_split`), each day split 80 % train / 4 % validation / 16 %
+    test (:func:`ppaudit.data.split_day`). The reference half is Day 0's training part, the target
+    half Day 1's, the test set Day 1's test part (at most ``test_size`` rows; the validation
+    parts are not used). Features: the 13 integer columns (NaN where missing) and the 26 hashed
+    categorical columns as strings (CatBoost ``cat_features``); label: the click.
+    """
+    from ..data.criteo import load_criteo_split, split_day
+
+    days = load_criteo_split(settings.get("root", "resources/datasets"), int(settings["train_size"]), int(rng.integers(2**31 - 1)), days=(0, 1))
+    ref, _, _ = split_day(days[0], rng)
+    tgt, _, test = split_day(days[1], rng)
+    test = test.iloc[: int(settings["test_size"])].reset_index(drop=True)
+    xy = lambda df: (df.drop(columns=["label"]).reset_index(drop=True), df["label"].to_numpy(np.int64))  # noqa: E731
+    (x_ref, y_ref), (x_tgt, y_tgt), (x_te, y_te) = xy(ref), xy(tgt), xy(test)
+    return LabelDPData("tabular", 2, x_ref, y_ref, x_tgt, y_tgt, x_te, y_te)
+
+
 def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) -> LabelDPData:
     """Load, featurise and split one dataset.
 
     ``settings`` keys: ``train_size`` (points of the training pool used, split in halves),
-    ``test_size``, and for image ``pca_dim``, for text ``tfidf_features``.
+    ``test_size``, and for image ``pca_dim``, for text ``tfidf_features``. Image with
+    ``source: download``: CIFAR-10 images at the papers' scale (:func:`_load_cifar10_images`),
+    whose model is a torch network (``model.arch``); tabular with ``source: download``: the
+    Criteo click logs, Day 0 / Day 1 (:func:`_load_criteo_days`), whose model stays CatBoost.
     """
     train_size = int(settings["train_size"])
     test_size = int(settings["test_size"])
+    if name == "image" and settings.get("source", "packaged") == "download":
+        return _load_cifar10_images(settings, rng)
+    if name == "tabular" and settings.get("source", "packaged") == "download":
+        return _load_criteo_days(settings, rng)
     if name == "image":
         from sklearn.decomposition import PCA
 
@@ -198,12 +251,10 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
 
 
 def _soft(y, k: int) -> np.ndarray:
-    y = np.asarray(y)
-    if y.ndim == 2:
-        return y.astype(np.float32)
-    out = np.zeros((y.size, k), dtype=np.float32)
-    out[np.arange(y.size), y.astype(np.int64)] = 1.0
-    return out
+    """Hard labels one-hot, soft labels as given (:func:`ppaudit.models.soft_label.soft_targets`)."""
+    from ..models.soft_label import soft_targets
+
+    return soft_targets(y, k)
 
 
 def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
@@ -279,7 +330,13 @@ def catboost_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: in
 
 
 def fit_predict_soft(dataset: str, x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
-    """The dataset's model: CatBoost for tabular, the MLP otherwise (``soft_label_fn``: MLP only, see :func:`mlp_fit_predict_soft`)."""
+    """The dataset's model: a torch network on images when ``model["arch"]`` is set
+    (:func:`ppaudit.models.soft_label.torch_fit_predict_soft`, the papers' scale), else CatBoost for
+    tabular and the MLP otherwise (``soft_label_fn``: MLP and torch networks, see :func:`mlp_fit_predict_soft`)."""
+    if model.get("arch"):
+        from ..models.soft_label import torch_fit_predict_soft
+
+        return torch_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed, soft_label_fn=soft_label_fn)
     if dataset == "tabular":
         return catboost_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed)
     return mlp_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed, soft_label_fn=soft_label_fn)
@@ -436,6 +493,42 @@ def _fixmatch_augments(data: LabelDPData, fm: dict):
     return feature_noise_augment(wn), feature_noise_augment(sn, sd)
 
 
+#: FixMatch's strong augmentation on images: Cutout of half the side (Sohn et al. 2020 use a
+#: 16-pixel Cutout on CIFAR's 32) after the flip and 4-pixel shift of the weak one.
+_CUTOUT_FRACTION = 0.5
+
+
+def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
+    """PATE-FM's FixMatch student on images (Malek et al. 2021, App. A): the network of
+    ``settings["model"]["arch"]`` on per-channel standardised images (statistics of the public
+    unlabelled images), :func:`ppaudit.mechanisms.fixmatch.image_augment` weak (flip, 4-pixel
+    shift) and strong (+ Cutout, pixel noise ``fixmatch.strong_noise``), on ``model.device``."""
+    import torch
+
+    from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
+    from ..models.teachers import build_torch_model
+
+    fm, model = dict(settings.get("fixmatch", {})), settings["model"]
+    xu = np.asarray(x_unlabeled)
+    scale = 255.0 if xu.dtype == np.uint8 else 1.0
+    mean = np.asarray([float(np.mean(xu[:, c] / scale)) for c in range(xu.shape[1])], dtype=np.float32)[None, :, None, None]
+    std = np.asarray([float(np.std(xu[:, c] / scale)) for c in range(xu.shape[1])], dtype=np.float32)[None, :, None, None]
+    norm = lambda a: ((np.asarray(a, dtype=np.float32) / scale - mean) / np.maximum(std, 1e-6)).astype(np.float32)  # noqa: E731
+    side = int(xu.shape[-1])
+    weak = image_augment(max_shift=side // 8)
+    strong = image_augment(max_shift=side // 8, cutout=int(side * _CUTOUT_FRACTION), noise_std=float(fm.get("strong_noise", 0.3)))
+    keys = ("steps", "batch_size", "mu", "threshold", "lambda_u", "lr", "momentum", "weight_decay", "warmup")
+    arch_params = {kk: model[kk] for kk in ("dropout",) if kk in model}
+    shape = xu.shape[1:]
+
+    def factory() -> torch.nn.Module:
+        return build_torch_model(model["arch"], shape, data.num_classes, arch_params)
+
+    return fixmatch_fit_predict(norm(xtr), ytr, norm(xu), [norm(a) for a in x_predict], data.num_classes, weak_augment=weak,
+                                strong_augment=strong, seed=seed, net_factory=factory, device=str(model.get("device", "cpu")),
+                                **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
+
+
 def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
     """Fit the target model on a release of :func:`release_labels` and predict ``x_predict``.
 
@@ -444,7 +537,9 @@ def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, setti
     and LP-1ST's noise correction of the predictions (``_correction``).
     """
     k = data.num_classes
-    if "_unlabeled" in info:
+    if "_unlabeled" in info and settings["model"].get("arch"):
+        out = _fixmatch_images(data, xtr, ytr, info["_unlabeled"], x_predict, settings, seed)
+    elif "_unlabeled" in info:
         from ..mechanisms.fixmatch import fixmatch_fit_predict
 
         fm = dict(settings.get("fixmatch", {}))

@@ -98,8 +98,9 @@ def write_model_outputs(result: dict, data: LabelDPData, probs_path: str | os.Pa
 
 
 def _blockable(data: LabelDPData, xtr, info: dict) -> bool:
-    """Releases whose model is the plain soft-label MLP (no FixMatch student, not CatBoost)."""
-    return data.name != "tabular" and "_unlabeled" not in info and not hasattr(xtr, "iloc")
+    """Releases whose model is the plain soft-label MLP on feature vectors (no FixMatch student, not
+    CatBoost, not a torch network on images)."""
+    return data.name != "tabular" and "_unlabeled" not in info and not hasattr(xtr, "iloc") and np.ndim(xtr) == 2
 
 
 def fit_released_block(data: LabelDPData, releases: Sequence[tuple], x_predict: Sequence[list], settings: dict, seeds: Sequence[int]) -> list[list[np.ndarray]]:

@@ -20,6 +20,13 @@ one-hidden-layer MLP of the label-DP stand-ins and the augmentations act on feat
   for the image stand-in), plus optional feature noise / dropout;
 * :func:`feature_noise_augment` — Gaussian feature noise and feature dropout (inverted
   scaling), for the tabular / TF-IDF stand-ins, where no geometric augmentation exists.
+
+At the papers' scale (CIFAR-10 images, issue 17 item 5) the student is a convolutional network
+(``net``, e.g. the WRN-16-4 of :func:`ppaudit.models.teachers.build_torch_model`) on
+standardised ``(n, C, H, W)`` images, on ``device``, with :func:`image_augment`: FixMatch's
+weak augmentation (random horizontal flip and a shift by up to 12.5 % of the side, i.e. 4
+pixels on CIFAR) and, for the strong one, the same plus Cutout (DeVries & Taylor 2017, as in
+FixMatch's strong branch) and pixel noise in place of RandAugment (not reproduced).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "cosine_schedule_with_warmup",
     "feature_noise_augment",
     "fixmatch_fit_predict",
+    "image_augment",
 ]
 
 #: ``augment(x, generator) -> x'`` on a float32 torch tensor ``(B, d)``.
@@ -69,6 +77,40 @@ def feature_noise_augment(noise_std: float = 0.0, dropout: float = 0.0) -> Augme
             out = out * keep / (1.0 - p)
         if s > 0:
             out = out + s * torch.randn(x.shape, generator=gen)
+        return out
+
+    return augment
+
+
+def image_augment(max_shift: int = 4, cutout: int = 0, noise_std: float = 0.0) -> Augment:
+    """Image augmentation on ``(B, C, H, W)`` tensors: a random horizontal flip and a random shift by
+    up to ``max_shift`` pixels per image (zero fill), then a ``cutout × cutout`` zeroed square at a
+    random place (``cutout > 0``) and Gaussian pixel noise (``noise_std > 0``). Random draws come
+    from the CPU generator, so they do not depend on the device.
+
+    Raises:
+        ValueError: a negative shift, cutout or noise.
+    """
+    if int(max_shift) < 0 or int(cutout) < 0 or not (float(noise_std) >= 0 and math.isfinite(float(noise_std))):
+        raise ValueError(f"max_shift, cutout and noise_std must be >= 0, got {max_shift!r}, {cutout!r}, {noise_std!r}")
+
+    def augment(x, gen):
+        import torch
+
+        from ..models.soft_label import _augment
+
+        out = _augment(x, gen, int(max_shift))
+        n, _, h, w = out.shape
+        if int(cutout) > 0:
+            cy = torch.randint(0, h, (n,), generator=gen)
+            cx = torch.randint(0, w, (n,), generator=gen)
+            ys, xs = torch.arange(h)[None, :], torch.arange(w)[None, :]
+            half = int(cutout) // 2
+            inside_y = ((ys >= (cy[:, None] - half)) & (ys < (cy[:, None] - half + int(cutout))))[:, :, None]
+            inside_x = ((xs >= (cx[:, None] - half)) & (xs < (cx[:, None] - half + int(cutout))))[:, None, :]
+            out = out * (~(inside_y & inside_x)).to(out.dtype).to(out.device)[:, None]
+        if float(noise_std) > 0:
+            out = out + float(noise_std) * torch.randn(out.shape, generator=gen).to(out.device)
         return out
 
     return augment
@@ -145,6 +187,8 @@ def fixmatch_fit_predict(
     warmup: int = 0,
     seed: int = 0,
     return_history: bool = False,
+    net_factory: Callable[[], object] | None = None,
+    device: str = "cpu",
 ):
     """Train the FixMatch student (Sohn et al. 2020, Eq. (4); Malek et al. 2021, App. A) and predict.
 
@@ -165,6 +209,11 @@ def fixmatch_fit_predict(
         lr, momentum, weight_decay, warmup: SGD (Nesterov) and the cosine schedule.
         seed: torch seed (same seed → same result).
         return_history: also return ``{"mask_rate": [...], "loss_u": [...]}`` per step.
+        net_factory: ``() -> torch.nn.Module``, the student network (built here, after
+            ``torch.manual_seed(seed)``), e.g. a CNN on ``(n, C, H, W)`` images; default the
+            one-hidden-layer MLP of ``hidden`` units on ``(n, d)`` features.
+        device: torch device of the training (the augmentations must accept tensors there:
+            :func:`image_augment` does).
 
     Returns:
         List of ``(len(x), C)`` probability arrays (and the history if asked).
@@ -178,13 +227,13 @@ def fixmatch_fit_predict(
     yl = np.asarray(y_labeled).astype(np.int64)
     xu = np.asarray(x_unlabeled, dtype=np.float32)
     k = int(num_classes)
-    if xl.ndim != 2 or xl.shape[0] == 0 or yl.shape != (xl.shape[0],):
+    if xl.ndim < 2 or (net_factory is None and xl.ndim != 2) or xl.shape[0] == 0 or yl.shape != (xl.shape[0],):
         raise ValueError(
-            f"x_labeled must be (n, d) with n >= 1 and y_labeled (n,), got {xl.shape} and {yl.shape}"
+            f"x_labeled must be (n, d) (or images with a net) with n >= 1 and y_labeled (n,), got {xl.shape} and {yl.shape}"
         )
-    if xu.ndim != 2 or xu.shape[0] == 0 or xu.shape[1] != xl.shape[1]:
+    if xu.ndim != xl.ndim or xu.shape[0] == 0 or xu.shape[1:] != xl.shape[1:]:
         raise ValueError(
-            f"x_unlabeled must be (n_u, {xl.shape[1]}) with n_u >= 1, got {xu.shape}"
+            f"x_unlabeled must be (n_u, {', '.join(map(str, xl.shape[1:]))}) with n_u >= 1, got {xu.shape}"
         )
     if np.any(yl < 0) or np.any(yl >= k):
         raise ValueError(
@@ -203,12 +252,17 @@ def fixmatch_fit_predict(
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    Xl, Yl, Xu = torch.as_tensor(xl), torch.as_tensor(yl), torch.as_tensor(xu)
-    net = torch.nn.Sequential(
-        torch.nn.Linear(xl.shape[1], int(hidden)),
-        torch.nn.ReLU(),
-        torch.nn.Linear(int(hidden), k),
-    )
+    dev = torch.device(device)
+    Xl, Yl, Xu = torch.as_tensor(xl).to(dev), torch.as_tensor(yl).to(dev), torch.as_tensor(xu).to(dev)
+    if net_factory is None:
+        net = torch.nn.Sequential(
+            torch.nn.Linear(xl.shape[1], int(hidden)),
+            torch.nn.ReLU(),
+            torch.nn.Linear(int(hidden), k),
+        )
+    else:
+        net = net_factory().to(dev)
+        net.train()
     decay = [p for n, p in net.named_parameters() if "bias" not in n]
     no_decay = [p for n, p in net.named_parameters() if "bias" in n]
     opt = torch.optim.SGD([{"params": decay, "weight_decay": float(weight_decay)}, {"params": no_decay, "weight_decay": 0.0}],
@@ -219,8 +273,8 @@ def fixmatch_fit_predict(
     B, U = int(batch_size), int(batch_size) * int(mu)
     history = {"mask_rate": [], "loss_u": []}
     for _ in range(int(steps)):
-        il = torch.randint(0, Xl.shape[0], (B,), generator=gen)
-        iu = torch.randint(0, Xu.shape[0], (U,), generator=gen)
+        il = torch.randint(0, Xl.shape[0], (B,), generator=gen).to(dev)
+        iu = torch.randint(0, Xu.shape[0], (U,), generator=gen).to(dev)
         xb, yb, ub = Xl[il], Yl[il], Xu[iu]
         logits_x = net(weak_augment(xb, gen))
         with torch.no_grad():
@@ -242,10 +296,18 @@ def fixmatch_fit_predict(
             history["mask_rate"].append(float(mask.mean()))
             history["loss_u"].append(float(loss_u.detach()))
     with torch.no_grad():
-        out = [
-            torch.softmax(net(torch.as_tensor(np.asarray(a, dtype=np.float32))), dim=1)
-            .numpy()
-            .astype(np.float64)
-            for a in x_predict
-        ]
+        if net_factory is None:  # the feature MLP: every array in one product
+            out = [
+                torch.softmax(net(torch.as_tensor(np.asarray(a, dtype=np.float32))), dim=1)
+                .numpy()
+                .astype(np.float64)
+                for a in x_predict
+            ]
+        else:  # a network of one's own (BatchNorm in evaluation mode), in chunks on the device
+            net.eval()
+            out = [
+                np.concatenate([torch.softmax(net(torch.as_tensor(np.asarray(a[s:s + 1024], dtype=np.float32)).to(dev)), dim=1)
+                                .cpu().numpy().astype(np.float64) for s in range(0, len(a), 1024)] or [np.empty((0, k))])
+                for a in x_predict
+            ]
     return (out, history) if return_history else out

@@ -33,20 +33,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .soft_label import soft_targets
+
 __all__ = ["soft_mlp_fit_predict_block"]
-
-
-def _soft_labels(y, k: int) -> np.ndarray:
-    y = np.asarray(y)
-    if y.ndim == 2:
-        if y.shape[1] != k:
-            raise ValueError(f"soft labels must have {k} columns, got shape {y.shape}")
-        return y.astype(np.float32)
-    if y.size and (y.min() < 0 or y.max() >= k):
-        raise ValueError(f"labels must lie in [0, {k}), got range [{y.min()}, {y.max()}]")
-    out = np.zeros((y.size, k), dtype=np.float32)
-    out[np.arange(y.size), y.astype(np.int64)] = 1.0
-    return out
 
 
 def soft_mlp_fit_predict_block(
@@ -107,7 +96,7 @@ def soft_mlp_fit_predict_block(
     if any(x.ndim != 2 or x.shape != xs[0].shape for x in xs):
         raise ValueError(f"every training set must have the same shape (n, d), got {sorted({x.shape for x in xs})}")
     n, d = xs[0].shape
-    ts = [_soft_labels(y, k) for y in y_train]
+    ts = [soft_targets(y, k) for y in y_train]
     if any(t.shape[0] != n for t in ts):
         raise ValueError(f"every y_train must have {n} rows, got {[t.shape[0] for t in ts]}")
 

@@ -299,7 +299,10 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
     Raises:
         ValueError: if a non-image dataset lists ``lp_1st_ood`` (out-of-distribution prior
             needs image data), an ε is a string other than ``"inf"``, the tabular model has
-            no ``iterations`` (CatBoost), Malek's canaries exceed the target half of the image
+            no ``iterations`` (CatBoost), ``source: download`` is asked for the text dataset or
+            without ``model.arch`` (CIFAR-10 images need a torch network) or with a stand-in MLP as
+            ``malek.model``, ``model.arch`` is set
+            for a non-image dataset, Malek's canaries exceed the target half of the image
             training pool, or the RR guess fractions miss 0.001 (Obs. Fig. 2) or 0.01 (Fig. 3).
     """
     c = config["labeldp"]
@@ -311,6 +314,16 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
                 raise ValueError(f'labeldp.datasets.{name}.epsilons has {e!r}; use a number > 0 or "inf"')
         if name == "tabular" and s["model"].get("iterations") is None:
             raise ValueError("labeldp.datasets.tabular.model needs iterations (CatBoost)")
+        if s.get("source", "packaged") == "download" and name == "text":
+            raise ValueError("labeldp.datasets.text.source: download: the text dataset is packaged only (image: CIFAR-10, tabular: Criteo)")
+        if name == "image" and s.get("source", "packaged") == "download" and not s["model"].get("arch"):
+            raise ValueError("labeldp.datasets.image.source: download (CIFAR-10 images) needs a torch network: set "
+                             "labeldp.datasets.image.model.arch (wrn16-4, lenet5 or mlp)")
+        if name == "image" and s.get("source", "packaged") == "download" and c["malek"].get("model") is not None:
+            raise ValueError("labeldp.malek.model must be null with labeldp.datasets.image.source: download: the memorisation game "
+                             "trains the image network (model.arch), not the stand-in MLP")
+        if s["model"].get("arch") and name != "image":
+            raise ValueError(f"labeldp.datasets.{name}.model.arch = {s['model']['arch']!r}: torch networks are for image data")
     if c["malek"]["num_canaries"] > c["datasets"]["image"]["train_size"] // 2:
         raise ValueError(
             f"labeldp.malek.num_canaries = {c['malek']['num_canaries']} exceeds the target half of "

@@ -1,0 +1,200 @@
+"""Image classifiers trained on (soft) labels for the label-DP audits at the papers' scale (issue 17, item 5).
+
+The label-DP papers train convolutional networks on CIFAR-10 with the labels a label-DP
+mechanism released: one-hot labels (randomised response, LP-1ST; the observational paper
+§6.3, "standard convolutional neural networks"), ALIBI's soft labels with its iterative
+Bayesian prior (Malek et al. 2021, §5.2 and App. A Table 4: a Wide-ResNet trained by SGD
+with momentum and weight decay), the PATE teachers and students (App. A Table 3). This
+module is that training loop for the torch architectures of :func:`ppaudit.models.teachers.build_torch_model`
+(``"wrn16-4"``, ``"lenet5"``, ``"mlp"``):
+
+* soft-label cross-entropy ``−Σ_c t_c log softmax(f(x))_c`` (a hard label is its one-hot);
+* ALIBI's iterative prior: ``soft_label_fn(probs)`` is called at the start of every epoch with
+  the model's current class probabilities on the training images (evaluation mode), and its
+  soft labels replace ``y_train`` (the ALIBI authors refresh the prior per mini-batch; here
+  once per epoch, as the stand-in MLP of :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft`);
+* SGD with Nesterov momentum and weight decay (the papers' optimiser; ``optimizer: adam``
+  as an alternative), a cosine learning-rate schedule, the standard CIFAR augmentation
+  (random horizontal flip and a random shift by up to 4 pixels, zero fill) when ``augment``;
+* images stored as ``uint8`` ``(n, C, H, W)`` (CIFAR-10 as published) are scaled to [0, 1]
+  and standardised per channel with the training set's mean and standard deviation on the
+  device, batch by batch, so a 50,000-image training set is never copied as float32 on the host;
+* ``device`` (``"cpu"`` or ``"cuda"``) and ``deterministic`` kernels
+  (:func:`ppaudit.models.determinism.deterministic_torch`): the same seed gives the same
+  probabilities, on a GPU too. The seed fixes the initialisation, the shuffling and the
+  augmentations (one ``torch.Generator`` on the CPU, so the draws do not depend on the device).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets"]
+
+#: Architectures of :func:`ppaudit.models.teachers.build_torch_model` this trainer accepts.
+TORCH_ARCHITECTURES = ("wrn16-4", "lenet5", "mlp")
+
+
+def soft_targets(y, k: int) -> np.ndarray:
+    """``(n, k)`` float32 targets: soft labels as given (checked), hard labels one-hot."""
+    y = np.asarray(y)
+    if y.ndim == 2:
+        if y.shape[1] != k:
+            raise ValueError(f"soft labels must have {k} columns, got shape {y.shape}")
+        return y.astype(np.float32)
+    if y.size and (y.min() < 0 or y.max() >= k):
+        raise ValueError(f"labels must lie in [0, {k}), got range [{y.min()}, {y.max()}]")
+    out = np.zeros((y.size, k), dtype=np.float32)
+    out[np.arange(y.size), y.astype(np.int64)] = 1.0
+    return out
+
+
+def _check_model(model: dict) -> dict:
+    arch = model.get("arch")
+    if arch not in TORCH_ARCHITECTURES:
+        raise ValueError(f"model arch must be one of {list(TORCH_ARCHITECTURES)}, got {arch!r}")
+    out = {"epochs": 30, "lr": 0.05, "batch_size": 128, "weight_decay": 5e-4, "momentum": 0.9, "optimizer": "sgd", "augment": True,
+           "device": "cpu", "deterministic": True, "hidden": 256, "dropout": 0.0, "torch_threads": 1, **model}
+    for key in ("epochs", "batch_size"):
+        if int(out[key]) < 1:
+            raise ValueError(f"model {key} must be >= 1, got {out[key]!r}")
+    if not float(out["lr"]) > 0:
+        raise ValueError(f"model lr must be > 0, got {out['lr']!r}")
+    if out["optimizer"] not in ("sgd", "adam"):
+        raise ValueError(f"model optimizer must be 'sgd' or 'adam', got {out['optimizer']!r}")
+    return out
+
+
+def _augment(xb, gen, max_shift: int = 4):
+    """Random horizontal flip and a random shift by up to ``max_shift`` pixels (zero fill), per image."""
+    import torch
+
+    n, _, h, w = xb.shape
+    flip = torch.rand(n, generator=gen) < 0.5
+    shifts = torch.randint(-max_shift, max_shift + 1, (n, 2), generator=gen)
+    out = torch.where(flip.to(xb.device)[:, None, None, None], xb.flip(3), xb)
+    padded = torch.nn.functional.pad(out, (max_shift, max_shift, max_shift, max_shift))
+    rows = (torch.arange(h)[None, :] + max_shift - shifts[:, :1]).to(xb.device)  # (n, h)
+    cols = (torch.arange(w)[None, :] + max_shift - shifts[:, 1:]).to(xb.device)  # (n, w)
+    idx_n = torch.arange(n, device=xb.device)[:, None, None, None]
+    idx_c = torch.arange(xb.shape[1], device=xb.device)[None, :, None, None]
+    return padded[idx_n, idx_c, rows[:, None, :, None], cols[:, None, None, :]]
+
+
+def torch_fit_predict_soft(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_predict: Sequence[np.ndarray],
+    num_classes: int,
+    model: dict,
+    seed: int,
+    soft_label_fn: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> list[np.ndarray]:
+    """Train one torch classifier on (soft) labels and return its class probabilities (module doc).
+
+    Args:
+        x_train: ``(n, C, H, W)`` images, ``uint8`` (scaled to [0, 1]) or float.
+        y_train: ``(n,)`` hard or ``(n, num_classes)`` soft labels.
+        x_predict: arrays of images like ``x_train`` to predict.
+        num_classes: ``C`` ≥ 2.
+        model: ``arch`` (one of :data:`TORCH_ARCHITECTURES`), ``epochs``, ``lr``,
+            ``batch_size``, ``weight_decay``, ``momentum``, ``optimizer`` (``sgd`` / ``adam``),
+            ``augment``, ``device``, ``deterministic``, ``torch_threads`` (CPU threads; default 1)
+            (+ ``hidden``, ``dropout`` of the architecture).
+        seed: integer seed of the initialisation, shuffling and augmentation.
+        soft_label_fn: ALIBI's iterative prior, ``fn(probs (n, C) float64) -> (n, C)`` soft
+            labels, called at the start of every epoch (``y_train`` is then ignored).
+
+    Returns:
+        ``(m_j, num_classes)`` float64 probabilities for each array of ``x_predict``.
+
+    Raises:
+        ValueError: bad shapes, labels or hyper-parameters (naming them).
+    """
+    import torch
+
+    from .determinism import deterministic_torch
+    from .teachers import DEFAULT_PARAMS, build_torch_model
+
+    p = _check_model(dict(model))
+    x = np.asarray(x_train)
+    if x.ndim != 4 or x.shape[0] < 2:
+        raise ValueError(f"x_train must be (n >= 2, channels, height, width) images, got shape {x.shape}")
+    k = int(num_classes)
+    targets = soft_targets(y_train, k)
+    if targets.shape[0] != x.shape[0]:
+        raise ValueError(f"y_train has {targets.shape[0]} labels for {x.shape[0]} images")
+    for j, a in enumerate(x_predict):
+        if np.ndim(a) != 4 or tuple(np.shape(a)[1:]) != x.shape[1:]:
+            raise ValueError(f"x_predict[{j}] must be images of shape (m, {', '.join(map(str, x.shape[1:]))}), got {np.shape(a)}")
+    device = torch.device(p["device"])
+    scale = 255.0 if x.dtype == np.uint8 else 1.0
+    # per-channel standardisation from the training images (in chunks: no float copy of x)
+    sums = np.zeros(x.shape[1])
+    sq = np.zeros(x.shape[1])
+    for a in range(0, x.shape[0], 4096):
+        chunk = x[a : a + 4096].astype(np.float64) / scale
+        sums += chunk.sum(axis=(0, 2, 3))
+        sq += (chunk**2).sum(axis=(0, 2, 3))
+    count = x.shape[0] * x.shape[2] * x.shape[3]
+    mean = sums / count
+    std = np.sqrt(np.maximum(sq / count - mean**2, 1e-12))
+    mean_t = torch.as_tensor(mean, dtype=torch.float32, device=device)[None, :, None, None]
+    std_t = torch.as_tensor(std, dtype=torch.float32, device=device)[None, :, None, None]
+
+    def batch(a, idx):
+        xb = torch.from_numpy(np.ascontiguousarray(a[idx])).to(device).float() / scale
+        return (xb - mean_t) / std_t
+
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(p["torch_threads"])))
+    try:
+        with torch.random.fork_rng(devices=[]), deterministic_torch(bool(p["deterministic"])):
+            torch.manual_seed(int(seed))
+            arch_params = {key: p[key] for key in ("hidden", "dropout") if key in DEFAULT_PARAMS[p["arch"]]}
+            net = build_torch_model(p["arch"], x.shape[1:], k, arch_params).to(device)
+            if p["optimizer"] == "sgd":
+                opt = torch.optim.SGD(net.parameters(), lr=float(p["lr"]), momentum=float(p["momentum"]), nesterov=float(p["momentum"]) > 0,
+                                      weight_decay=float(p["weight_decay"]))
+            else:
+                opt = torch.optim.Adam(net.parameters(), lr=float(p["lr"]), weight_decay=float(p["weight_decay"]))
+            bs, epochs = int(p["batch_size"]), int(p["epochs"])
+            steps = epochs * math.ceil(x.shape[0] / bs)
+            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1.0 + math.cos(math.pi * min(s, steps) / steps)))
+            gen = torch.Generator().manual_seed(int(seed))
+            t_all = torch.as_tensor(targets)
+
+            def predict(a) -> np.ndarray:
+                net.eval()
+                out = []
+                with torch.no_grad():
+                    for s in range(0, len(a), 1024):
+                        out.append(torch.softmax(net(batch(a, slice(s, s + 1024))), dim=1).double().cpu().numpy())
+                net.train()
+                return np.concatenate(out) if out else np.empty((0, k))
+
+            net.train()
+            has_bn = any(isinstance(m, torch.nn.BatchNorm2d) for m in net.modules())
+            for _ in range(epochs):
+                if soft_label_fn is not None:
+                    t_all = torch.as_tensor(np.asarray(soft_label_fn(predict(x)), dtype=np.float32))
+                perm = torch.randperm(x.shape[0], generator=gen).numpy()
+                for s in range(0, x.shape[0], bs):
+                    idx = np.sort(perm[s : s + bs])
+                    if idx.size < 2 and has_bn:
+                        continue  # BatchNorm cannot train on one image
+                    xb = batch(x, idx)
+                    if p["augment"]:
+                        xb = _augment(xb, gen)
+                    tb = t_all[idx].to(device)
+                    loss = -(tb * torch.log_softmax(net(xb), dim=1)).sum(dim=1).mean()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    sched.step()
+            return [predict(np.asarray(a)) for a in x_predict]
+    finally:
+        torch.set_num_threads(old_threads)
