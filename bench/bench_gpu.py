@@ -16,6 +16,9 @@ Prints, each against a baseline measured in the same run on the same device:
 3. **Determinism**: a block trained twice with the same seed with deterministic kernels on
    (:func:`ppaudit.models.determinism.deterministic_torch`): identical votes yes/no, and its
    cost (teachers/s with the switch off vs. on).
+4. **Label DP at the papers' scale**: images/s of the WRN-16-4 soft-label trainer
+   (:func:`ppaudit.models.soft_label.torch_fit_predict_soft`, deterministic kernels) and the
+   same probabilities from the same seed twice — to size Obs. Table 1 and Malek Tables 5–6.
 
 Without a CUDA device the default run prints ``no CUDA device: skipped`` and exits 0.
 ``--device cpu`` runs everything on the CPU (use small sizes: ``--quick``).
@@ -194,6 +197,29 @@ def bench_determinism(dev, model, datasets, xq, seeds, block, epochs):
     return same_block and same_one
 
 
+def bench_labeldp(dev, images: int, epochs: int) -> bool:
+    """Label DP at the papers' scale (issue 17 item 5): the WRN-16-4 soft-label trainer
+    (ppaudit.models.soft_label) on ``images`` CIFAR-shaped uint8 images, ``epochs`` epochs,
+    deterministic kernels: images/s (to size Obs. Table 1 and Malek Tables 5–6) and the same
+    probabilities twice."""
+    import numpy as np
+
+    from ppaudit.models.soft_label import torch_fit_predict_soft
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, size=(images, 3, 32, 32), dtype=np.uint8)
+    y = rng.integers(0, 10, images)
+    model = {"arch": "wrn16-4", "epochs": epochs, "lr": 0.1, "batch_size": 128, "device": str(dev), "deterministic": True}
+    t0 = time.perf_counter()
+    a = torch_fit_predict_soft(x, y, [x[:512]], 10, model, seed=1)[0]
+    t = time.perf_counter() - t0
+    b = torch_fit_predict_soft(x, y, [x[:512]], 10, model, seed=1)[0]
+    same = a.tobytes() == b.tobytes()
+    print(f"label DP (WRN-16-4 on soft labels, {images} images × {epochs} epochs on {dev}): {images * epochs / t:10.4g} images/s "
+          f"({t:.1f} s); same seed twice identical: {'yes' if same else 'no'}")
+    return same
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", help="'cuda' (default), 'cuda:N' or 'cpu'")
@@ -229,6 +255,7 @@ def main(argv=None) -> int:
     for model in [args.model] if args.model else ["lenet5", "wrn16-4"]:
         datasets, xq, seeds, _ = bench_teachers(dev, model, teachers, block, size, epochs, nq, seq_teachers)
         ok &= bench_determinism(dev, model, datasets, xq, seeds, min(block, 8 if dev.type == "cpu" else 50), epochs)
+    ok &= bench_labeldp(dev, 256 if q else 10_000, 1 if q else 2)
     return 0 if ok else 1
 
 

@@ -502,10 +502,12 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
     """PATE-FM's FixMatch student on images (Malek et al. 2021, App. A): the network of
     ``settings["model"]["arch"]`` on per-channel standardised images (statistics of the public
     unlabelled images), :func:`ppaudit.mechanisms.fixmatch.image_augment` weak (flip, 4-pixel
-    shift) and strong (+ Cutout, pixel noise ``fixmatch.strong_noise``), on ``model.device``."""
+    shift) and strong (+ Cutout, pixel noise ``fixmatch.strong_noise``), on ``model.device``, with
+    deterministic kernels unless ``model.deterministic`` is false."""
     import torch
 
     from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
+    from ..models.determinism import deterministic_torch
     from ..models.teachers import build_torch_model
 
     fm, model = dict(settings.get("fixmatch", {})), settings["model"]
@@ -524,9 +526,10 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
     def factory() -> torch.nn.Module:
         return build_torch_model(model["arch"], shape, data.num_classes, arch_params)
 
-    return fixmatch_fit_predict(norm(xtr), ytr, norm(xu), [norm(a) for a in x_predict], data.num_classes, weak_augment=weak,
-                                strong_augment=strong, seed=seed, net_factory=factory, device=str(model.get("device", "cpu")),
-                                **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
+    with deterministic_torch(bool(model.get("deterministic", True))):  # the same bytes on a GPU
+        return fixmatch_fit_predict(norm(xtr), ytr, norm(xu), [norm(a) for a in x_predict], data.num_classes, weak_augment=weak,
+                                    strong_augment=strong, seed=seed, net_factory=factory, device=str(model.get("device", "cpu")),
+                                    **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
 
 
 def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
