@@ -508,13 +508,13 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
 
     from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
     from ..models.determinism import deterministic_torch
+    from ..models.soft_label import channel_mean_std, image_scale
     from ..models.teachers import build_torch_model
 
     fm, model = dict(settings.get("fixmatch", {})), settings["model"]
     xu = np.asarray(x_unlabeled)
-    scale = 255.0 if xu.dtype == np.uint8 else 1.0
-    mean = np.asarray([float(np.mean(xu[:, c] / scale)) for c in range(xu.shape[1])], dtype=np.float32)[None, :, None, None]
-    std = np.asarray([float(np.std(xu[:, c] / scale)) for c in range(xu.shape[1])], dtype=np.float32)[None, :, None, None]
+    scale = image_scale(xu)
+    mean, std = (v.astype(np.float32)[None, :, None, None] for v in channel_mean_std(xu))
     norm = lambda a: ((np.asarray(a, dtype=np.float32) / scale - mean) / np.maximum(std, 1e-6)).astype(np.float32)  # noqa: E731
     side = int(xu.shape[-1])
     weak = image_augment(max_shift=side // 8)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets"]
+__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale"]
 
 #: Architectures of :func:`ppaudit.models.teachers.build_torch_model` this trainer accepts.
 TORCH_ARCHITECTURES = ("wrn16-4", "lenet5", "mlp")
@@ -50,6 +50,26 @@ def soft_targets(y, k: int) -> np.ndarray:
     out = np.zeros((y.size, k), dtype=np.float32)
     out[np.arange(y.size), y.astype(np.int64)] = 1.0
     return out
+
+
+def image_scale(x) -> float:
+    """255 for ``uint8`` images (scaled to [0, 1]), else 1."""
+    return 255.0 if np.asarray(x).dtype == np.uint8 else 1.0
+
+
+def channel_mean_std(x) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and standard deviation of ``(n, C, H, W)`` images on the [0, 1] scale,
+    accumulated in chunks (no float copy of a 50,000-image set)."""
+    x = np.asarray(x)
+    scale = image_scale(x)
+    sums, sq = np.zeros(x.shape[1]), np.zeros(x.shape[1])
+    for a in range(0, x.shape[0], 4096):
+        chunk = x[a : a + 4096].astype(np.float64) / scale
+        sums += chunk.sum(axis=(0, 2, 3))
+        sq += (chunk**2).sum(axis=(0, 2, 3))
+    count = x.shape[0] * x.shape[2] * x.shape[3]
+    mean = sums / count
+    return mean, np.sqrt(np.maximum(sq / count - mean**2, 1e-12))
 
 
 def _check_model(model: dict) -> dict:
@@ -131,17 +151,8 @@ def torch_fit_predict_soft(
         if np.ndim(a) != 4 or tuple(np.shape(a)[1:]) != x.shape[1:]:
             raise ValueError(f"x_predict[{j}] must be images of shape (m, {', '.join(map(str, x.shape[1:]))}), got {np.shape(a)}")
     device = torch.device(p["device"])
-    scale = 255.0 if x.dtype == np.uint8 else 1.0
-    # per-channel standardisation from the training images (in chunks: no float copy of x)
-    sums = np.zeros(x.shape[1])
-    sq = np.zeros(x.shape[1])
-    for a in range(0, x.shape[0], 4096):
-        chunk = x[a : a + 4096].astype(np.float64) / scale
-        sums += chunk.sum(axis=(0, 2, 3))
-        sq += (chunk**2).sum(axis=(0, 2, 3))
-    count = x.shape[0] * x.shape[2] * x.shape[3]
-    mean = sums / count
-    std = np.sqrt(np.maximum(sq / count - mean**2, 1e-12))
+    scale = image_scale(x)
+    mean, std = channel_mean_std(x)  # per-channel standardisation from the training images
     mean_t = torch.as_tensor(mean, dtype=torch.float32, device=device)[None, :, None, None]
     std_t = torch.as_tensor(std, dtype=torch.float32, device=device)[None, :, None, None]
 

@@ -79,3 +79,13 @@ def test_bad_input_is_refused_by_name(x, y, model, match):
 
 def test_soft_targets_one_hot():
     assert soft_targets(np.array([2, 0]), 3).tolist() == [[0, 0, 1], [1, 0, 0]]
+
+
+def test_channel_statistics_match_numpy_on_the_unit_scale():
+    from ppaudit.models.soft_label import channel_mean_std
+
+    x, _ = _images(5000, 4)  # more than one 4096-image chunk
+    mean, std = channel_mean_std(x)
+    ref = x.astype(np.float64) / 255.0
+    np.testing.assert_allclose(mean, ref.mean(axis=(0, 2, 3)), rtol=1e-10)
+    np.testing.assert_allclose(std, ref.std(axis=(0, 2, 3)), rtol=1e-8)
