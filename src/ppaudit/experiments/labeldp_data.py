@@ -508,7 +508,7 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
 
     from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
     from ..models.determinism import deterministic_torch
-    from ..models.soft_label import channel_mean_std, image_scale
+    from ..models.soft_label import architecture_params, channel_mean_std, image_scale
     from ..models.teachers import build_torch_model
 
     fm, model = dict(settings.get("fixmatch", {})), settings["model"]
@@ -520,11 +520,10 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
     weak = image_augment(max_shift=side // 8)
     strong = image_augment(max_shift=side // 8, cutout=int(side * _CUTOUT_FRACTION), noise_std=float(fm.get("strong_noise", 0.3)))
     keys = ("steps", "batch_size", "mu", "threshold", "lambda_u", "lr", "momentum", "weight_decay", "warmup")
-    arch_params = {kk: model[kk] for kk in ("dropout",) if kk in model}
     shape = xu.shape[1:]
 
     def factory() -> torch.nn.Module:
-        return build_torch_model(model["arch"], shape, data.num_classes, arch_params)
+        return build_torch_model(model["arch"], shape, data.num_classes, architecture_params(model))
 
     with deterministic_torch(bool(model.get("deterministic", True))):  # the same bytes on a GPU
         return fixmatch_fit_predict(norm(xtr), ytr, norm(xu), [norm(a) for a in x_predict], data.num_classes, weak_augment=weak,

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale"]
+__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale", "architecture_params"]
 
 #: Architectures of :func:`ppaudit.models.teachers.build_torch_model` this trainer accepts.
 TORCH_ARCHITECTURES = ("wrn16-4", "lenet5", "mlp")
@@ -70,6 +70,14 @@ def channel_mean_std(x) -> tuple[np.ndarray, np.ndarray]:
     count = x.shape[0] * x.shape[2] * x.shape[3]
     mean = sums / count
     return mean, np.sqrt(np.maximum(sq / count - mean**2, 1e-12))
+
+
+def architecture_params(model: dict) -> dict:
+    """The keys of ``model`` that shape its network (``hidden`` of the MLP, ``dropout`` of the
+    WRN): those that :func:`ppaudit.models.teachers.build_torch_model` takes for ``model["arch"]``."""
+    from .teachers import DEFAULT_PARAMS
+
+    return {key: model[key] for key in ("hidden", "dropout") if key in model and key in DEFAULT_PARAMS[model["arch"]]}
 
 
 def _check_model(model: dict) -> dict:
@@ -137,7 +145,7 @@ def torch_fit_predict_soft(
     import torch
 
     from .determinism import deterministic_torch
-    from .teachers import DEFAULT_PARAMS, build_torch_model
+    from .teachers import build_torch_model
 
     p = _check_model(dict(model))
     x = np.asarray(x_train)
@@ -165,8 +173,7 @@ def torch_fit_predict_soft(
     try:
         with torch.random.fork_rng(devices=[]), deterministic_torch(bool(p["deterministic"])):
             torch.manual_seed(int(seed))
-            arch_params = {key: p[key] for key in ("hidden", "dropout") if key in DEFAULT_PARAMS[p["arch"]]}
-            net = build_torch_model(p["arch"], x.shape[1:], k, arch_params).to(device)
+            net = build_torch_model(p["arch"], x.shape[1:], k, architecture_params(p)).to(device)
             if p["optimizer"] == "sgd":
                 opt = torch.optim.SGD(net.parameters(), lr=float(p["lr"]), momentum=float(p["momentum"]), nesterov=float(p["momentum"]) > 0,
                                       weight_decay=float(p["weight_decay"]))

@@ -16,7 +16,9 @@ from ppaudit.experiments.labeldp_models import fit_released_block, train_referen
 
 SETTINGS = {
     "source": "download", "train_size": 96, "test_size": 32, "prior_size": 12, "pate_queries": 8, "pate_teachers": 2,
-    "model": {"arch": "lenet5", "epochs": 1, "lr": 0.05, "batch_size": 16, "device": "cpu"},
+    # as the schema fills it: the stand-in MLP's keys and dropout ride along (lenet5 has neither)
+    "model": {"arch": "lenet5", "epochs": 1, "lr": 0.05, "batch_size": 16, "device": "cpu", "hidden": 256, "dropout": 0.0,
+              "iterations": 200, "depth": 6},
     "delta": 1e-5, "alibi_prior": "iterative", "pate_student": "fixmatch",
     "fixmatch": {"steps": 2, "batch_size": 4, "mu": 2},
 }
