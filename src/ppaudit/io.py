@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "write_csv", "write_json", "save_figure"]
+__all__ = ["atomic_path", "write_csv", "write_json", "save_figure", "write_figure_outputs"]
 
 
 @contextlib.contextmanager
@@ -62,3 +62,19 @@ def save_figure(fig, path: str | os.PathLike, **kwargs) -> None:
     kwargs.setdefault("dpi", 150)
     with atomic_path(target) as tmp:
         fig.savefig(tmp, format=target.suffix.lstrip(".").lower(), **kwargs)
+
+
+def write_figure_outputs(fig, table, outputs) -> None:
+    """The three files of a figure target (workflow/figures.yaml): the figure as PDF and PNG
+    (:func:`save_figure`) and every plotted number as CSV (:func:`write_csv`), each atomically.
+
+    Args:
+        fig: the matplotlib figure.
+        table: the plotted numbers (a DataFrame).
+        outputs: a rule's ``snakemake.output`` (or anything with ``pdf``, ``png`` and ``csv``
+            attributes, or a mapping with those keys).
+    """
+    get = (lambda k: outputs[k]) if isinstance(outputs, dict) else (lambda k: getattr(outputs, k))
+    save_figure(fig, get("pdf"))
+    save_figure(fig, get("png"))
+    write_csv(table, get("csv"))

@@ -18,7 +18,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.appendix import appendix_figure  # noqa: E402
 
 p = snakemake.params  # noqa: F821
@@ -30,6 +30,4 @@ fig, plotted = appendix_figure(
     variant=f["variant"], columns=f["columns"], setting=p.setting, floor=p.floor,
 )  # fmt: skip
 log.info("plotted:\n%s", plotted.to_string(index=False))
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
-write_csv(plotted, snakemake.output.csv)  # noqa: F821
+write_figure_outputs(fig, plotted, snakemake.output)  # noqa: F821

@@ -16,7 +16,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.pate_capc import confidence_footer, fig34_table, plot_leakage_panels  # noqa: E402
 
 p = snakemake.params  # noqa: F821
@@ -25,6 +25,4 @@ table = fig34_table(summaries, p.adversaries)
 footer = confidence_footer(summaries, p.adversaries)
 log.info("plotted:\n%s\n%s", table.to_string(index=False), footer)
 fig = plot_leakage_panels(table, p.title, floor=p.floor, footer=footer)
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
-write_csv(table, snakemake.output.csv)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821

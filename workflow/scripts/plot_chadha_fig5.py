@@ -13,13 +13,11 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.knn import fig5_table, plot_knn_fig5  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 table = fig5_table(pd.read_csv(snakemake.input.summary), dict(p.labels))  # noqa: F821
 log.info("plotted:\n%s", table.to_string(index=False))
 fig = plot_knn_fig5(table, p.title, floor=p.floor)
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
-write_csv(table, snakemake.output.csv)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821

@@ -12,12 +12,10 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.chadha import synthetic_figure  # noqa: E402
 
 fig, plotted = synthetic_figure(pd.read_csv(snakemake.input.table), snakemake.params.methods, snakemake.params.title)  # noqa: F821
 log.info("plotted %s", list(plotted.columns[1:]))
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
-write_csv(plotted, snakemake.output.csv)  # noqa: F821
+write_figure_outputs(fig, plotted, snakemake.output)  # noqa: F821
 log.info("wrote %s", list(snakemake.output))  # noqa: F821

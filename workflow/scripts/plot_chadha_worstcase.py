@@ -13,15 +13,13 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.accounting import worst_case_epsilon_table  # noqa: E402
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_csv, write_figure_outputs  # noqa: E402
 from ppaudit.plots.worst_case import plot_gnmax_worst_case  # noqa: E402
 
 params = snakemake.params  # noqa: F821
 table = pd.read_csv(snakemake.input.table)  # noqa: F821
 epsilon = worst_case_epsilon_table(table, params.num_queries, params.delta)
 fig, plotted = plot_gnmax_worst_case(table, epsilon, params.delta)
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
-write_csv(plotted, snakemake.output.csv)  # noqa: F821
+write_figure_outputs(fig, plotted, snakemake.output)  # noqa: F821
 write_csv(epsilon, snakemake.output.epsilon)  # noqa: F821
 log.info("wrote %s", list(snakemake.output))  # noqa: F821

@@ -11,14 +11,12 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_labeldp_mia")  # noqa: F
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.labeldp import mia_comparison_table, plot_mia_comparison  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 audits = pd.concat([pd.read_csv(f) for f in snakemake.input.audits], ignore_index=True)  # noqa: F821
 table = mia_comparison_table(audits, list(p.attacks))
 fig = plot_mia_comparison(table, list(p.attacks), p.title)
-write_csv(table, snakemake.output.csv)  # noqa: F821
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821
 log.info("\n%s", table.to_string(index=False))

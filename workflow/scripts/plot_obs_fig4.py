@@ -10,11 +10,9 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_obs_rr")  # noqa: F821
 
 import pandas as pd
 
-from ppaudit.io import save_figure, write_csv
+from ppaudit.io import write_figure_outputs
 from ppaudit.plots.labeldp import plot_tau_shift
 
 s = pd.read_csv(snakemake.input.summary)  # noqa: F821
 fig = plot_tau_shift(s, snakemake.params.title)  # noqa: F821
-write_csv(s, snakemake.output.csv)  # noqa: F821
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
+write_figure_outputs(fig, s, snakemake.output)  # noqa: F821

@@ -12,12 +12,10 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_obs_rr")  # noqa: F821
 import numpy as np
 import pandas as pd
 
-from ppaudit.io import save_figure, write_csv
+from ppaudit.io import write_figure_outputs
 from ppaudit.plots.labeldp import plot_rr
 
 p = snakemake.params  # noqa: F821
 s = pd.read_csv(snakemake.input.summary)  # noqa: F821
 fig = plot_rr(s, float(p.guess_fraction), p.title)
-write_csv(s[np.isclose(s["guess_fraction"], float(p.guess_fraction))], snakemake.output.csv)  # noqa: F821
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png)  # noqa: F821
+write_figure_outputs(fig, s[np.isclose(s["guess_fraction"], float(p.guess_fraction))], snakemake.output)  # noqa: F821

@@ -13,13 +13,11 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_error_per_sigma")  
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import error_per_sigma_title, plot_error_per_sigma  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 attacks = pd.read_csv(snakemake.input.attacks)  # noqa: F821
 fig, table = plot_error_per_sigma(attacks, error_per_sigma_title(p.title, attacks, p.num_queries))
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png, dpi=150)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821
 plt.close(fig)
-write_csv(table, snakemake.output.csv)  # noqa: F821

@@ -12,14 +12,12 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig1")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import phd_consensus_summaries, plot_phd_consensus  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 summaries = phd_consensus_summaries(pd.read_csv(snakemake.input.consensus), p.threshold)  # noqa: F821
 log.info("summaries: %s", summaries)
 fig, table = plot_phd_consensus(summaries, p.threshold)
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png, dpi=150)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821
 plt.close(fig)
-write_csv(table, snakemake.output.csv)  # noqa: F821

@@ -12,12 +12,10 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig3")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import consensus_levels, plot_consensus_distribution  # noqa: E402
 
 histograms = {title: np.load(path)["histograms"] for title, path in zip(snakemake.params.titles, snakemake.input.histograms)}  # noqa: F821
 fig, table = plot_consensus_distribution(consensus_levels(histograms))
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png, dpi=150)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821
 plt.close(fig)
-write_csv(table, snakemake.output.csv)  # noqa: F821

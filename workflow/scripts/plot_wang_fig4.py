@@ -12,12 +12,10 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig4")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import save_figure, write_csv  # noqa: E402
+from ppaudit.io import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import plot_budget_errors  # noqa: E402
 
 attacks = {title: pd.read_csv(path) for title, path in zip(snakemake.params.titles, snakemake.input.attacks)}  # noqa: F821
 fig, table = plot_budget_errors(attacks)
-save_figure(fig, snakemake.output.pdf)  # noqa: F821
-save_figure(fig, snakemake.output.png, dpi=150)  # noqa: F821
+write_figure_outputs(fig, table, snakemake.output)  # noqa: F821
 plt.close(fig)
-write_csv(table, snakemake.output.csv)  # noqa: F821
