@@ -28,18 +28,3 @@ def server():
 
     with LocalServer() as s:
         yield s
-
-
-#: Test files that run Snakemake, SLURM or a real LLM: minutes each. Collected first, so that
-#: ``pytest -n 2 --dist loadfile`` (make test) starts them at once on both workers and the many
-#: short files fill in around them, instead of leaving one long file alone at the end.
-LONG_FILES = ("test_workflow", "test_reliability", "test_slurm", "test_llm")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    def long_first(pair):
-        index, item = pair
-        name = Path(str(item.fspath)).name
-        return (0 if name.startswith(LONG_FILES) else 1, index)
-
-    items[:] = [item for _, item in sorted(enumerate(items), key=long_first)]
