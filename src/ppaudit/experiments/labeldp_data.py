@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..models.soft_label import soft_targets
+
 __all__ = [
     "ALGORITHMS",
     "DATASETS",
@@ -250,13 +252,6 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
 # --------------------------------------------------------------------------------------
 
 
-def _soft(y, k: int) -> np.ndarray:
-    """Hard labels one-hot, soft labels as given (:func:`ppaudit.models.soft_label.soft_targets`)."""
-    from ..models.soft_label import soft_targets
-
-    return soft_targets(y, k)
-
-
 def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
     """Small MLP (one hidden ReLU layer) trained with soft-label cross-entropy (Adam, no regularisation).
 
@@ -280,7 +275,7 @@ def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, mo
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     x = torch.as_tensor(np.asarray(x_train, dtype=np.float32))
-    t = torch.as_tensor(_soft(y_train, num_classes))
+    t = torch.as_tensor(soft_targets(y_train, num_classes))
     net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], int(model["hidden"])), torch.nn.ReLU(), torch.nn.Linear(int(model["hidden"]), num_classes))
     opt = torch.optim.Adam(net.parameters(), lr=float(model["lr"]))
     g = torch.Generator().manual_seed(seed)
@@ -307,7 +302,7 @@ def catboost_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: in
 
     if num_classes != 2:
         raise ValueError("the CatBoost model here is binary")
-    target = _soft(y_train, 2)[:, 1]
+    target = soft_targets(y_train, 2)[:, 1]
     cat = [c for c in x_train.columns if not pd.api.types.is_numeric_dtype(x_train[c])] if hasattr(x_train, "columns") else None
     clf = CatBoostClassifier(
         loss_function="CrossEntropy",

@@ -97,9 +97,9 @@ def image_augment(max_shift: int = 4, cutout: int = 0, noise_std: float = 0.0) -
     def augment(x, gen):
         import torch
 
-        from ..models.soft_label import _augment
+        from ..models.soft_label import flip_and_shift
 
-        out = _augment(x, gen, int(max_shift))
+        out = flip_and_shift(x, gen, int(max_shift))
         n, _, h, w = out.shape
         if int(cutout) > 0:
             cy = torch.randint(0, h, (n,), generator=gen)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale", "architecture_params"]
+__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale", "architecture_params", "flip_and_shift"]
 
 #: Architectures of :func:`ppaudit.models.teachers.build_torch_model` this trainer accepts.
 TORCH_ARCHITECTURES = ("wrn16-4", "lenet5", "mlp")
@@ -96,7 +96,7 @@ def _check_model(model: dict) -> dict:
     return out
 
 
-def _augment(xb, gen, max_shift: int = 4):
+def flip_and_shift(xb, gen, max_shift: int = 4):
     """Random horizontal flip and a random shift by up to ``max_shift`` pixels (zero fill), per image."""
     import torch
 
@@ -206,7 +206,7 @@ def torch_fit_predict_soft(
                         continue  # BatchNorm cannot train on one image
                     xb = batch(x, idx)
                     if p["augment"]:
-                        xb = _augment(xb, gen)
+                        xb = flip_and_shift(xb, gen)
                     tb = t_all[idx].to(device)
                     loss = -(tb * torch.log_softmax(net(xb), dim=1)).sum(dim=1).mean()
                     opt.zero_grad(set_to_none=True)

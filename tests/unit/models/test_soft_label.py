@@ -5,7 +5,7 @@ the same seed gives the same bytes, and bad input is refused by name."""
 import numpy as np
 import pytest
 
-from ppaudit.models.soft_label import _augment, soft_targets, torch_fit_predict_soft
+from ppaudit.models.soft_label import flip_and_shift, soft_targets, torch_fit_predict_soft
 
 SMALL = {"arch": "lenet5", "epochs": 8, "lr": 0.05, "batch_size": 32, "augment": False, "weight_decay": 0.0}
 
@@ -55,7 +55,7 @@ def test_augment_flips_and_shifts_within_the_image():
     import torch
 
     xb = torch.arange(2 * 1 * 4 * 4, dtype=torch.float32).reshape(2, 1, 4, 4)
-    out = _augment(xb, torch.Generator().manual_seed(0), max_shift=1)
+    out = flip_and_shift(xb, torch.Generator().manual_seed(0), max_shift=1)
     assert out.shape == xb.shape
     for i in range(2):  # every output pixel is 0 (fill) or a pixel of the (possibly flipped) input
         vals = set(out[i].flatten().tolist()) - {0.0}
