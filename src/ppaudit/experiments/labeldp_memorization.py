@@ -2,7 +2,7 @@
 
 Each run plants mislabelled canaries (:func:`ppaudit.attacks.memorization.make_canaries`) in
 the target half of the image data, releases the labels with ALIBI or AGIBI at one ε
-(:func:`ppaudit.experiments.labeldp_data.release_labels`) and fits the memorising MLP on
+(:func:`ppaudit.experiments.labeldp_release.release_labels`) and fits the memorising MLP on
 them; the adversary later reads the model's probabilities on the canaries
 (:func:`ppaudit.experiments.malek_tables.malek_table`). Table 5 needs, per privacy level,
 one ALIBI game of ``num_canaries`` canaries and ``games`` games of ``canaries_per_game``;
@@ -25,7 +25,8 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..rng import job_generator
-from .labeldp_data import LabelDPData, parse_epsilon, release_labels
+from .labeldp_data import LabelDPData
+from .labeldp_release import parse_epsilon, release_labels
 from .labeldp_models import fit_released_block
 
 __all__ = ["memorization_runs", "run_memorization_games"]

@@ -2,7 +2,7 @@
 
 The observational label-inference attack compares a target model ``M`` (fitted on the
 target half with the labels a label-DP mechanism released,
-:func:`ppaudit.experiments.labeldp_data.train_target_model`) with a reference model ``M'``
+:func:`ppaudit.experiments.labeldp_release.train_target_model`) with a reference model ``M'``
 fitted on the reference half with the *true* labels (:func:`train_reference_model`). The
 reference job writes two files (:func:`write_model_outputs`): an ``.npz`` with the
 probabilities on the target half and on the test set (plus the labels), and a JSON of the
@@ -25,14 +25,9 @@ import numpy as np
 
 from ..io import atomic_path, write_json
 from ..rng import job_generator
-from .labeldp_data import (
-    LabelDPData,
-    fit_predict_soft,
-    fit_released,
-    log_loss,
-    parse_epsilon,
-    release_labels,
-)
+from ..models.soft_label import fit_predict_soft
+from .labeldp_data import LabelDPData
+from .labeldp_release import fit_released, log_loss, parse_epsilon, release_labels
 
 __all__ = ["PROBABILITY_KEYS", "fit_released_block", "model_name", "read_model_bundle", "train_reference_model", "train_target_models", "write_model_bundle", "write_model_outputs"]
 
@@ -49,7 +44,7 @@ def train_reference_model(data: LabelDPData, settings: dict, rng: np.random.Gene
         rng: the job's generator; one integer drawn from it seeds the model.
 
     Returns:
-        The keys of :func:`~ppaudit.experiments.labeldp_data.train_target_model`'s result that
+        The keys of :func:`~ppaudit.experiments.labeldp_release.train_target_model`'s result that
         the audit reads: ``target_probs`` (on the target half), ``test_probs``,
         ``claimed_epsilon`` (∞: no privacy), ``test_accuracy`` and ``test_log_loss``.
 
@@ -104,7 +99,7 @@ def _blockable(data: LabelDPData, xtr, info: dict) -> bool:
 
 
 def fit_released_block(data: LabelDPData, releases: Sequence[tuple], x_predict: Sequence[list], settings: dict, seeds: Sequence[int]) -> list[list[np.ndarray]]:
-    """:func:`~ppaudit.experiments.labeldp_data.fit_released` for many releases at once.
+    """:func:`~ppaudit.experiments.labeldp_release.fit_released` for many releases at once.
 
     Releases whose model is the soft-label MLP and whose training sets share one shape are
     trained as one stacked block (:func:`ppaudit.models.soft_mlp.soft_mlp_fit_predict_block`,
@@ -153,7 +148,7 @@ def model_name(algo: str, eps: str) -> str:
 def train_target_models(data: LabelDPData, models: Sequence[tuple[str, str]], settings: dict, seed: int) -> dict[str, dict]:
     """Every target model ``M`` of one dataset: release labels, fit, predict (observational paper §6.2).
 
-    Model ``(algo, ε)`` is :func:`~ppaudit.experiments.labeldp_data.train_target_model` with
+    Model ``(algo, ε)`` is :func:`~ppaudit.experiments.labeldp_release.train_target_model` with
     the generator ``job_generator(seed, "labeldp_target", dataset, algo, ε text)``: its release
     and its model seed do not depend on the other models. The soft-label MLPs whose training
     sets share one shape are fitted as one stacked block (:func:`fit_released_block`); CatBoost

@@ -149,7 +149,7 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
         ValueError: for a model missing from the bundle.
     """
     from ..rng import job_generator
-    from .labeldp_data import parse_epsilon
+    from .labeldp_release import parse_epsilon
     from .labeldp_models import model_name
 
     frames = []

@@ -1,4 +1,8 @@
-"""Image classifiers trained on (soft) labels for the label-DP audits at the papers' scale (issue 17, item 5).
+"""Classifiers trained on (soft) labels for the label-DP audits: the papers' image networks (issue 17, item 5) and the stand-ins.
+
+:func:`fit_predict_soft` picks the dataset's model: :func:`torch_fit_predict_soft` when the model names an
+architecture (below), else CatBoost on tabular data (:func:`catboost_fit_predict_soft`) and a one-hidden-layer
+MLP otherwise (:func:`mlp_fit_predict_soft`, the embedded default's stand-in).
 
 The label-DP papers train convolutional networks on CIFAR-10 with the labels a label-DP
 mechanism released: one-hot labels (randomised response, LP-1ST; the observational paper
@@ -12,7 +16,7 @@ module is that training loop for the torch architectures of :func:`ppaudit.model
 * ALIBI's iterative prior: ``soft_label_fn(probs)`` is called at the start of every epoch with
   the model's current class probabilities on the training images (evaluation mode), and its
   soft labels replace ``y_train`` (the ALIBI authors refresh the prior per mini-batch; here
-  once per epoch, as the stand-in MLP of :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft`);
+  once per epoch, as the stand-in MLP of :func:`mlp_fit_predict_soft`);
 * SGD with Nesterov momentum and weight decay (the papers' optimiser; ``optimizer: adam``
   as an alternative), a cosine learning-rate schedule, the standard CIFAR augmentation
   (random horizontal flip and a random shift by up to 4 pixels, zero fill) when ``augment``;
@@ -32,7 +36,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["TORCH_ARCHITECTURES", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale", "architecture_params", "flip_and_shift"]
+__all__ = ["TORCH_ARCHITECTURES", "catboost_fit_predict_soft", "fit_predict_soft", "mlp_fit_predict_soft", "torch_fit_predict_soft", "soft_targets", "channel_mean_std", "image_scale", "architecture_params", "flip_and_shift"]
 
 #: Architectures of :func:`ppaudit.models.teachers.build_torch_model` this trainer accepts.
 TORCH_ARCHITECTURES = ("wrn16-4", "lenet5", "mlp")
@@ -216,3 +220,87 @@ def torch_fit_predict_soft(
             return [predict(np.asarray(a)) for a in x_predict]
     finally:
         torch.set_num_threads(old_threads)
+
+
+def mlp_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
+    """Small MLP (one hidden ReLU layer) trained with soft-label cross-entropy (Adam, no regularisation).
+
+    Args:
+        x_train, y_train: features and hard or soft labels.
+        x_predict: arrays to predict.
+        num_classes: C.
+        model: ``hidden``, ``epochs``, ``lr``, ``batch_size``.
+        seed: torch seed.
+        soft_label_fn: ALIBI's iterative Bayesian inference (Malek et al. 2021, §5.2):
+            ``soft_label_fn(model_probs) -> (n, C)`` soft labels, called at the start of
+            every epoch with the current model's probabilities on ``x_train`` (the
+            posterior's prior); ``y_train`` is then ignored. (The authors' code refreshes
+            the prior at every mini-batch; here once per epoch.)
+
+    Returns:
+        The class probabilities on each array of ``x_predict``.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    x = torch.as_tensor(np.asarray(x_train, dtype=np.float32))
+    t = torch.as_tensor(soft_targets(y_train, num_classes))
+    net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], int(model["hidden"])), torch.nn.ReLU(), torch.nn.Linear(int(model["hidden"]), num_classes))
+    opt = torch.optim.Adam(net.parameters(), lr=float(model["lr"]))
+    g = torch.Generator().manual_seed(seed)
+    bs = int(model["batch_size"])
+    for _ in range(int(model["epochs"])):
+        if soft_label_fn is not None:
+            with torch.no_grad():
+                current = torch.softmax(net(x), dim=1).numpy().astype(np.float64)
+            t = torch.as_tensor(np.asarray(soft_label_fn(current), dtype=np.float32))
+        perm = torch.randperm(x.shape[0], generator=g)
+        for i in range(0, x.shape[0], bs):
+            idx = perm[i : i + bs]
+            loss = -(t[idx] * torch.log_softmax(net(x[idx]), dim=1)).sum(dim=1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        return [torch.softmax(net(torch.as_tensor(np.asarray(a, dtype=np.float32))), dim=1).numpy().astype(np.float64) for a in x_predict]
+
+
+def catboost_fit_predict_soft(x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int) -> list[np.ndarray]:
+    """CatBoost (binary, ``CrossEntropy`` loss on the probability of class 1, so soft labels work)."""
+    import pandas as pd
+    from catboost import CatBoostClassifier
+
+    if num_classes != 2:
+        raise ValueError("the CatBoost model here is binary")
+    target = soft_targets(y_train, 2)[:, 1]
+    cat = [c for c in x_train.columns if not pd.api.types.is_numeric_dtype(x_train[c])] if hasattr(x_train, "columns") else None
+    clf = CatBoostClassifier(
+        loss_function="CrossEntropy",
+        iterations=int(model["iterations"]),
+        depth=int(model["depth"]),
+        learning_rate=float(model["lr"]),
+        random_seed=seed,
+        thread_count=1,
+        verbose=False,
+        allow_writing_files=False,
+    )
+    if np.unique(target).size == 1:  # degenerate: constant label
+        return [np.tile([1 - target[0], target[0]], (len(a), 1)).astype(np.float64) for a in x_predict]
+    clf.fit(x_train, target, cat_features=cat)
+    out = []
+    for a in x_predict:
+        p1 = clf.predict_proba(a)[:, 1]
+        out.append(np.stack([1 - p1, p1], axis=1))
+    return out
+
+
+def fit_predict_soft(dataset: str, x_train, y_train, x_predict: list, num_classes: int, model: dict, seed: int, soft_label_fn=None) -> list[np.ndarray]:
+    """The dataset's model: a torch network on images when ``model["arch"]`` is set
+    (:func:`ppaudit.models.soft_label.torch_fit_predict_soft`, the papers' scale), else CatBoost for
+    tabular and the MLP otherwise (``soft_label_fn``: MLP and torch networks, see :func:`mlp_fit_predict_soft`)."""
+    if model.get("arch"):
+        return torch_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed, soft_label_fn=soft_label_fn)
+    if dataset == "tabular":
+        return catboost_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed)
+    return mlp_fit_predict_soft(x_train, y_train, x_predict, num_classes, model, seed, soft_label_fn=soft_label_fn)

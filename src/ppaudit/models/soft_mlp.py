@@ -1,7 +1,7 @@
 """Many soft-label MLPs trained at once: the label-DP stand-in models stacked into one (issue 16, item 1).
 
 The label-DP audits fit the same small MLP (one hidden ReLU layer, soft-label cross-entropy,
-Adam; :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft`) many times on
+Adam; :func:`ppaudit.models.soft_label.mlp_fit_predict_soft`) many times on
 training sets of one size: the 36 runs of Malek et al. 2021's memorisation game (App. B,
 Game 3; Tables 5 and 6) differ only in their labels, ε and seed. One at a time, each
 mini-batch step is a few tiny matrix products and the time goes into per-step overhead.
@@ -49,7 +49,7 @@ def soft_mlp_fit_predict_block(
 ) -> list[list[np.ndarray]]:
     """Train ``B`` soft-label MLPs at once and predict each one's arrays (module doc).
 
-    The block counterpart of :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft`:
+    The block counterpart of :func:`ppaudit.models.soft_label.mlp_fit_predict_soft`:
     model ``b`` is that function's model for ``(x_train[b], y_train[b], x_predict[b],
     seeds[b], soft_label_fns[b])``, up to the floating-point order of the batched products
     (Malek et al. 2021, §5.2: ALIBI's soft labels and iterative Bayesian prior; observational

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.labeldp_data import LabelDPData, parse_epsilon, train_target_model
+from ppaudit.experiments.labeldp_data import LabelDPData
+from ppaudit.experiments.labeldp_release import parse_epsilon, train_target_model
 from ppaudit.experiments.labeldp_models import model_name, read_model_bundle, train_target_models, write_model_bundle
 from ppaudit.experiments.labeldp_tables import audit_model, audit_target_models
 from ppaudit.rng import job_generator

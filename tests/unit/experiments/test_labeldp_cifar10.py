@@ -11,7 +11,8 @@ from dataset_fixtures import write_registry
 from local_http import LocalServer
 
 from ppaudit.data import REGISTRY_ENV
-from ppaudit.experiments.labeldp_data import load_labeldp_dataset, train_target_model
+from ppaudit.experiments.labeldp_data import load_labeldp_dataset
+from ppaudit.experiments.labeldp_release import train_target_model
 from ppaudit.experiments.labeldp_models import fit_released_block, train_reference_model
 
 SETTINGS = {

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ppaudit.experiments.labeldp_data import LabelDPData, mlp_fit_predict_soft
+from ppaudit.experiments.labeldp_data import LabelDPData
+from ppaudit.models.soft_label import mlp_fit_predict_soft
 from ppaudit.experiments.labeldp_memorization import (
     fit_released_block,
     memorization_runs,

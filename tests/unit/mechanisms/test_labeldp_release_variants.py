@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.stats import binomtest, laplace, norm
 
-from ppaudit.experiments.labeldp_data import mlp_fit_predict_soft
+from ppaudit.models.soft_label import mlp_fit_predict_soft
 from ppaudit.mechanisms.fixmatch import (
     affine_maps_augment,
     feature_noise_augment,

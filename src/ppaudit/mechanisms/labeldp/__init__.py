@@ -31,7 +31,7 @@ and the (ε, δ) that *its own* analysis claims, so that audits can be set again
   ``post_process="mapwithprior"``): the prior of each posterior is the model's own current
   prediction. :func:`alibi_posterior` / :func:`agibi_posterior` take that prior; the
   training loop that refreshes it (every epoch) is
-  :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft` with ``soft_label_fn``.
+  :func:`ppaudit.models.soft_label.mlp_fit_predict_soft` with ``soft_label_fn``.
 * :func:`rr_noise_correction` / :func:`lp_1st_noise_correction` — LP-1ST with noise
   correction (the "LP-1ST (noise correction)" rows of the observational paper's Tables 2
   and 5, after Wu et al. 2023): the labels are released by RR(WithPrior) exactly as
@@ -45,7 +45,7 @@ and the (ε, δ) that *its own* analysis claims, so that audits can be set again
   :func:`ppaudit.accounting.rdp_to_dp`. A student with a pluggable model is fitted on the
   answered queries; PATE-FM's FixMatch student (semi-supervised, with unlabelled data) is
   :func:`ppaudit.mechanisms.fixmatch.fixmatch_fit_predict`, wired in by
-  :func:`ppaudit.experiments.labeldp_data.fit_released`.
+  :func:`ppaudit.experiments.labeldp_release.fit_released`.
 
 The ``fit_predict_proba`` callables have the signature
 ``fit_predict_proba(X_train, y_train, X_predict) -> (len(X_predict), num_classes)`` array of

@@ -16,7 +16,7 @@
   ``post_process="mapwithprior"``): the prior of each posterior is the model's own current
   prediction. :func:`alibi_posterior` / :func:`agibi_posterior` take that prior; the
   training loop that refreshes it (every epoch) is
-  :func:`ppaudit.experiments.labeldp_data.mlp_fit_predict_soft` with ``soft_label_fn``.
+  :func:`ppaudit.models.soft_label.mlp_fit_predict_soft` with ``soft_label_fn``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ answered queries is the data-dependent RDP of :func:`ppaudit.accounting.gnmax_rd
 converted with :func:`ppaudit.accounting.rdp_to_dp`. A student with a pluggable model is
 fitted on the answered queries; PATE-FM's FixMatch student (semi-supervised, with
 unlabelled data) is :func:`ppaudit.mechanisms.fixmatch.fixmatch_fit_predict`, wired in by
-:func:`ppaudit.experiments.labeldp_data.fit_released`.
+:func:`ppaudit.experiments.labeldp_release.fit_released`.
 """
 
 from __future__ import annotations

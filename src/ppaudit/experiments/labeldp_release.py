@@ -1,0 +1,281 @@
+"""Label release by a label-DP mechanism and the target model fitted on it (observational paper §6.2; Malek et al. 2021, App. A).
+
+:func:`release_labels` runs one mechanism on the target half of a
+:class:`~ppaudit.experiments.labeldp_data.LabelDPData`; :func:`fit_released` fits the target
+model on the release (with the mechanism's own training: ALIBI's iterative prior, PATE-FM's
+FixMatch student, LP-1ST's noise correction) and :func:`train_target_model` does both and
+predicts the canaries and the test set. The models themselves are
+:func:`ppaudit.models.soft_label.fit_predict_soft`.
+
+Mechanisms (``algo``): ``lp_1st`` (RRWithPrior, uniform prior = plain RR), ``lp_1st_nc``
+(LP-1ST with noise correction: the same RR release, the trained model's predictions mapped
+back through the inverse RR channel, :func:`ppaudit.mechanisms.labeldp.rr_noise_correction`),
+``lp_1st_prior`` (in-domain prior: a model fitted on ``prior_size`` labelled points of the
+reference half), ``lp_1st_ood`` (out-of-domain prior: a model fitted on left-right-flipped,
+noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
+(with ``alibi_prior: iterative`` — the ALIBI authors' default — the soft labels are
+recomputed at the start of every epoch with the model's current predictions as the prior;
+``uniform``: one uniform-prior posterior; AGIBI's σ by ``agibi_calibration: rdp | analytic``),
+``pate`` (PATE on ``pate_queries`` public feature vectors of the target half, σ calibrated so
+that the data-independent ε of GNMax equals the requested ε; the student is PATE-FM's
+FixMatch student, :mod:`ppaudit.mechanisms.fixmatch`, on the MLP datasets when
+``pate_student: fixmatch``, with every target-half feature vector as unlabelled data, and a
+plain supervised student otherwise — CatBoost on the tabular stand-in). ε = ∞ means the
+true labels (no noise) for every mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..models.soft_label import fit_predict_soft
+from .labeldp_data import LabelDPData
+
+__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
+
+ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
+
+
+def _subset(x, idx):
+    return x.iloc[idx].reset_index(drop=True) if hasattr(x, "iloc") else x[idx]
+
+
+def parse_epsilon(text) -> float:
+    """``"inf"`` → ∞, ``"2.1"`` → 2.1."""
+    return math.inf if str(text) in ("inf", "infinity", "∞") else float(text)
+
+
+def pate_sigma_for_epsilon(epsilon: float, num_queries: int, delta: float, sigma_threshold: float | None = None) -> float:
+    """σ of GNMax such that ``num_queries`` answers cost ε (data-independent RDP α/σ² per query).
+
+    With Confident-GNMax (``sigma_threshold`` = σ₁), every query also pays the threshold
+    check ``α/(2σ₁²)`` (Papernot et al. 2018, data-independent), and σ is chosen as if every
+    query were answered (an upper bound on the cost). Raises ValueError when the checks
+    alone exceed ε.
+    """
+    from ..accounting import gnmax_rdp_data_independent, rdp_to_dp
+    from ..mechanisms.labeldp import DEFAULT_ORDERS
+
+    check = 0.0 if sigma_threshold is None else DEFAULT_ORDERS / (2.0 * float(sigma_threshold) ** 2) * num_queries
+
+    def eps_of(s):
+        return float(rdp_to_dp(gnmax_rdp_data_independent(s, DEFAULT_ORDERS) * num_queries + check, DEFAULT_ORDERS, delta))
+
+    if sigma_threshold is not None and float(rdp_to_dp(check + 1e-12, DEFAULT_ORDERS, delta)) >= epsilon:
+        raise ValueError(f"pate_sigma_threshold={sigma_threshold}: the {num_queries} threshold checks alone cost more than epsilon={epsilon}")
+    lo, hi = 1e-3, 1e5
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        if eps_of(mid) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict, rng: np.random.Generator, labels=None):
+    """Run one label-DP mechanism on the target half (labels default to ``data.y_target``).
+
+    Returns ``(train_x, train_y, claimed_epsilon, info)``: the examples and (hard or soft)
+    labels the target model is fitted on, the ε the mechanism claims, and extras.
+    """
+    from ..mechanisms import labeldp as L
+
+    k = data.num_classes
+    y = data.y_target if labels is None else np.asarray(labels)
+    model, seed = settings["model"], int(rng.integers(2**31 - 1))
+    fp = lambda xtr, ytr, xp: fit_predict_soft(data.name, xtr, ytr, [xp], k, model, seed)[0]  # noqa: E731
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown label-DP algorithm {algo!r}; choose one of {list(ALGORITHMS)}")
+    if math.isinf(epsilon) and algo != "pate":
+        return data.x_target, y, math.inf, {}
+    if algo == "lp_1st":
+        rel = L.lp_1st(y, epsilon, k, rng)
+        return data.x_target, rel.labels, rel.epsilon, {"mean_k_star": float(np.mean(rel.details["k_star"]))}
+    if algo == "lp_1st_nc":
+        rel = L.lp_1st_noise_correction(y, epsilon, k, rng)
+        e = rel.epsilon
+        return data.x_target, rel.labels, e, {"_correction": lambda probs: L.rr_noise_correction(probs, e, k), "procedure_note": "noise correction"}
+    if algo in ("lp_1st_prior", "lp_1st_ood"):
+        if algo == "lp_1st_ood":
+            if data.x_ref_ood is None:
+                raise ValueError(f"lp_1st_ood needs an out-of-domain view, which the {data.name} dataset does not have")
+            xp = data.x_ref_ood
+        else:
+            xp = data.x_ref
+        sub = rng.permutation(len(data.y_ref))[: int(settings["prior_size"])]
+        prior = fp(_subset(xp, sub), data.y_ref[sub], data.x_target)
+        prior = np.clip(prior, 1e-6, None)
+        prior /= prior.sum(axis=1, keepdims=True)
+        rel = L.lp_1st(y, epsilon, k, rng, prior=prior)
+        return data.x_target, rel.labels, rel.epsilon, {"mean_k_star": float(np.mean(rel.details["k_star"]))}
+    if algo == "lp_2st":
+        rel = L.lp_2st(data.x_target if not hasattr(data.x_target, "iloc") else np.arange(len(y))[:, None], y, epsilon, k, _lp2_fp(data, fp), rng)
+        return data.x_target, rel.labels, rel.epsilon, {}
+    iterative = settings.get("alibi_prior", "iterative") == "iterative" and data.name != "tabular"
+    if algo == "alibi":
+        rel = L.alibi(y, epsilon, k, rng)
+        info = {"alibi_prior": "iterative" if iterative else "uniform"}
+        if iterative:
+            noisy = rel.details["noisy"]
+            info["_soft_label_fn"] = lambda probs: L.alibi_posterior(noisy, epsilon, prior=_floor_prior(probs))
+        return data.x_target, rel.soft_labels, rel.epsilon, info
+    if algo == "agibi":
+        cal = settings.get("agibi_calibration", "rdp")
+        rel = L.agibi(y, epsilon, k, rng, delta=float(settings["delta"]), calibration=cal)
+        sig = float(rel.details.get("sigma", np.nan))
+        info = {"sigma": sig, "agibi_calibration": cal, "alibi_prior": "iterative" if iterative else "uniform"}
+        if iterative:
+            noisy = rel.details["noisy"]
+            info["_soft_label_fn"] = lambda probs: L.agibi_posterior(noisy, sig, prior=_floor_prior(probs))
+        return data.x_target, rel.soft_labels, rel.epsilon, info
+    # PATE: teachers on disjoint parts of the target half vote on public feature vectors
+    # (features are public under label DP); the student is fitted on the answered ones.
+    # Confident-GNMax (PATE-FM, Malek et al. 2021 App. A Table 3: threshold T, σ₁) when
+    # pate_threshold / pate_sigma_threshold are set; plain GNMax otherwise.
+    nq = min(int(settings["pate_queries"]), len(y))
+    delta = float(settings["delta"])
+    thr, s1 = settings.get("pate_threshold"), settings.get("pate_sigma_threshold")
+    if (thr is None) != (s1 is None):
+        raise ValueError(f"pate_threshold and pate_sigma_threshold go together, got {thr!r} and {s1!r}")
+    sigma = 1e-6 if math.isinf(epsilon) else pate_sigma_for_epsilon(epsilon, nq, delta, s1)
+    q = rng.permutation(len(y))[:nq]
+    idx_all = np.arange(len(y))[:, None]
+    teacher_model = dict(model, **settings.get("teacher_model", {}))
+
+    def teacher_fp(xi, yi, xq):
+        return fit_predict_soft(data.name, _subset(data.x_target, xi[:, 0]), yi, [_subset(data.x_target, xq[:, 0])], k, teacher_model, seed)[0]
+
+    if thr is not None and math.isinf(epsilon):
+        thr = s1 = None  # ε = ∞: no noise, every query answered
+    rel = L.pate_label_dp(idx_all, y, idx_all[q], k, int(settings["pate_teachers"]), sigma, teacher_fp, rng, delta=delta,
+                          threshold=None if thr is None else float(thr), sigma_threshold=None if s1 is None else float(s1))  # fmt: skip
+    ans = rel.details["answered"]
+    if not np.any(ans):
+        raise ValueError(f"Confident-GNMax answered no query (pate_threshold={thr}); lower the threshold")
+    info = {"pate_sigma": sigma, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
+            "pate_student": pate_student_label(data.name, settings)}  # fmt: skip
+    if info["pate_student"] == "fixmatch":
+        info["_unlabeled"] = data.x_target  # public features of the target half
+    claimed = math.inf if math.isinf(epsilon) else float(rel.details["epsilon_data_independent"])
+    return _subset(data.x_target, q[ans]), rel.labels[ans], claimed, info
+
+
+def _floor_prior(probs: np.ndarray) -> np.ndarray:
+    """The model's probabilities as a prior, floored at 1e-6 and renormalised (no −∞ in the log-prior)."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-6, None)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def pate_student_label(dataset: str, settings: dict) -> str:
+    """``"fixmatch"`` (PATE-FM) on the MLP datasets when ``settings["pate_student"] == "fixmatch"`` (default), else ``"plain"``."""
+    return "fixmatch" if settings.get("pate_student", "fixmatch") == "fixmatch" and dataset != "tabular" else "plain"
+
+
+def _fixmatch_augments(data: LabelDPData, fm: dict):
+    from ..mechanisms.fixmatch import affine_maps_augment, feature_noise_augment
+
+    wn, sn, sd = float(fm.get("weak_noise", 0.05)), float(fm.get("strong_noise", 0.3)), float(fm.get("strong_dropout", 0.2))
+    if getattr(data, "augment_maps", None):  # absent from data.pkl files written before it existed
+        # weak: identity or horizontal flip (FixMatch's flip-and-shift, shifts kept for strong)
+        return affine_maps_augment(data.augment_maps[:2], wn), affine_maps_augment(data.augment_maps, sn, sd)
+    return feature_noise_augment(wn), feature_noise_augment(sn, sd)
+
+
+#: FixMatch's strong augmentation on images: Cutout of half the side (Sohn et al. 2020 use a
+#: 16-pixel Cutout on CIFAR's 32) after the flip and 4-pixel shift of the weak one.
+_CUTOUT_FRACTION = 0.5
+
+
+def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
+    """PATE-FM's FixMatch student on images (Malek et al. 2021, App. A): the network of
+    ``settings["model"]["arch"]`` on per-channel standardised images (statistics of the public
+    unlabelled images), :func:`ppaudit.mechanisms.fixmatch.image_augment` weak (flip, 4-pixel
+    shift) and strong (+ Cutout, pixel noise ``fixmatch.strong_noise``), on ``model.device``, with
+    deterministic kernels unless ``model.deterministic`` is false."""
+    import torch
+
+    from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
+    from ..models.determinism import deterministic_torch
+    from ..models.soft_label import architecture_params, channel_mean_std, image_scale
+    from ..models.teachers import build_torch_model
+
+    fm, model = dict(settings.get("fixmatch", {})), settings["model"]
+    xu = np.asarray(x_unlabeled)
+    scale = image_scale(xu)
+    mean, std = (v.astype(np.float32)[None, :, None, None] for v in channel_mean_std(xu))
+    norm = lambda a: ((np.asarray(a, dtype=np.float32) / scale - mean) / np.maximum(std, 1e-6)).astype(np.float32)  # noqa: E731
+    side = int(xu.shape[-1])
+    weak = image_augment(max_shift=side // 8)
+    strong = image_augment(max_shift=side // 8, cutout=int(side * _CUTOUT_FRACTION), noise_std=float(fm.get("strong_noise", 0.3)))
+    keys = ("steps", "batch_size", "mu", "threshold", "lambda_u", "lr", "momentum", "weight_decay", "warmup")
+    shape = xu.shape[1:]
+
+    def factory() -> torch.nn.Module:
+        return build_torch_model(model["arch"], shape, data.num_classes, architecture_params(model))
+
+    with deterministic_torch(bool(model.get("deterministic", True))):  # the same bytes on a GPU
+        return fixmatch_fit_predict(norm(xtr), ytr, norm(xu), [norm(a) for a in x_predict], data.num_classes, weak_augment=weak,
+                                    strong_augment=strong, seed=seed, net_factory=factory, device=str(model.get("device", "cpu")),
+                                    **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
+
+
+def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, settings: dict, seed: int) -> list[np.ndarray]:
+    """Fit the target model on a release of :func:`release_labels` and predict ``x_predict``.
+
+    Handles the mechanism-specific training: ALIBI/AGIBI's iterative prior (``_soft_label_fn``),
+    PATE-FM's FixMatch student (``_unlabeled``; hyper-parameters ``settings["fixmatch"]``)
+    and LP-1ST's noise correction of the predictions (``_correction``).
+    """
+    k = data.num_classes
+    if "_unlabeled" in info and settings["model"].get("arch"):
+        out = _fixmatch_images(data, xtr, ytr, info["_unlabeled"], x_predict, settings, seed)
+    elif "_unlabeled" in info:
+        from ..mechanisms.fixmatch import fixmatch_fit_predict
+
+        fm = dict(settings.get("fixmatch", {}))
+        weak, strong = _fixmatch_augments(data, fm)
+        keys = ("steps", "batch_size", "mu", "threshold", "lambda_u", "lr", "momentum", "weight_decay", "warmup")
+        out = fixmatch_fit_predict(xtr, ytr, info["_unlabeled"], x_predict, k, weak_augment=weak, strong_augment=strong,
+                                   hidden=int(settings["model"]["hidden"]), seed=seed, **{kk: fm[kk] for kk in keys if kk in fm})  # fmt: skip
+    else:
+        out = fit_predict_soft(data.name, xtr, ytr, x_predict, k, settings["model"], seed, soft_label_fn=info.get("_soft_label_fn"))
+    if "_correction" in info:
+        out = [info["_correction"](o) for o in out]
+    return out
+
+
+def _lp2_fp(data, fp):
+    if not hasattr(data.x_target, "iloc"):
+        return fp
+
+    def via_index(xi, yi, xp):
+        return fp(_subset(data.x_target, xi[:, 0]), yi, _subset(data.x_target, xp[:, 0]))
+
+    return via_index
+
+
+def log_loss(probs: np.ndarray, y: np.ndarray, eps: float = 1e-12) -> float:
+    return float(-np.mean(np.log(np.maximum(probs[np.arange(y.size), y], eps))))
+
+
+def train_target_model(data: LabelDPData, algo: str, epsilon: float, settings: dict, rng: np.random.Generator) -> dict:
+    """Release labels with ``algo`` at ``epsilon``, fit the target model, predict the canaries and the test set.
+
+    Returns a dict of arrays/numbers: ``target_probs`` (on the target half), ``test_probs``,
+    ``claimed_epsilon``, ``test_accuracy``, ``test_log_loss`` and the mechanism's extras.
+    """
+    xtr, ytr, claimed, info = release_labels(data, algo, epsilon, settings, rng)
+    seed = int(rng.integers(2**31 - 1))
+    target_probs, test_probs = fit_released(data, xtr, ytr, info, [data.x_target, data.x_test], settings, seed)
+    return dict(
+        {kk: v for kk, v in info.items() if not kk.startswith("_")},
+        target_probs=target_probs,
+        test_probs=test_probs,
+        claimed_epsilon=float(claimed),
+        test_accuracy=float(np.mean(test_probs.argmax(axis=1) == data.y_test)),
+        test_log_loss=log_loss(test_probs, data.y_test),
+        train_size=int(len(ytr) if np.ndim(ytr) == 1 else ytr.shape[0]),
+    )
