@@ -75,7 +75,7 @@ def _job_resources(out: str, rule: str) -> dict[str, str]:
 def test_profile_set_resources_reach_the_jobs(tmp_path):
     profile = yaml.safe_load((PROFILE / "config.yaml").read_text())["set-resources"]
     out = _dry_run(tmp_path)
-    for rule in ("audit_synthetic_pair", "plot_chadha_fig6"):
+    for rule in ("audit_synthetic_pair", "plot_chadha_synthetic"):
         res = _job_resources(out, rule)
         assert int(res["mem_mb"]) == profile[rule]["mem_mb"] and int(res["runtime"]) == profile[rule]["runtime"], res
 

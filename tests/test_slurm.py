@@ -255,7 +255,7 @@ def test_chadha_fig6_through_the_slurm_profile(slurm_cluster, tmp_path):
         "--slurm-keep-successful-logs",
         "--slurm-init-seconds-before-status-checks", "2",
         "--default-resources", f"slurm_partition={PARTITION}", "mem_mb=1000", "runtime=10",
-        "--set-resources", "audit_synthetic_pair:mem_mb=1000", "plot_chadha_fig6:mem_mb=1000",
+        "--set-resources", "audit_synthetic_pair:mem_mb=1000", "plot_chadha_synthetic:mem_mb=1000",
         "--latency-wait", "5", "--retries", "0",
     ]
     code, out, seconds = _run_with_hard_timeout(cmd, env, RUN_TIMEOUT)
@@ -276,7 +276,7 @@ def test_chadha_fig6_through_the_slurm_profile(slurm_cluster, tmp_path):
     job_ids = set(re.findall(r"submitted with SLURM jobid (\d+)", out))
     slurm_logs = sorted((workdir / ".snakemake" / "slurm_logs").rglob("*.log"))
     rules_in_logs = {p.relative_to(workdir / ".snakemake" / "slurm_logs").parts[0] for p in slurm_logs}
-    assert {"rule_audit_synthetic_pair", "rule_plot_chadha_fig6"} <= rules_in_logs, (slurm_logs, out[-3000:])
+    assert {"rule_audit_synthetic_pair", "rule_plot_chadha_synthetic"} <= rules_in_logs, (slurm_logs, out[-3000:])
     log_ids = {p.stem for p in slurm_logs}
     assert all(i.isdigit() for i in log_ids), log_ids
     assert len(job_ids) == 2 and job_ids == log_ids, (job_ids, log_ids, out[-3000:])

@@ -60,7 +60,7 @@ def test_figure_targets_write_pdf_png_csv_and_logs(tiny_run):
         assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
         assert base.with_suffix(".csv").stat().st_size > 0
         assert (tiny_run / "logs" / "audit_synthetic_pair" / f"{fig}.log").stat().st_size > 0
-        assert (tiny_run / "logs" / f"plot_chadha_{fig}" / f"{fig}.log").exists()
+        assert (tiny_run / "logs" / "plot_chadha_synthetic" / f"{fig}.log").exists()
         assert (tiny_run / "benchmarks" / "audit_synthetic_pair" / f"{fig}.tsv").exists()
 
 
@@ -139,6 +139,8 @@ def test_report_builds(tiny_run):
         assert name in html
     # The caption templates were rendered with the run's config.
     assert "[14, 12, 10, 8, 6]" in html and "snakemake.config" not in html
+    # one caption for both figures of rule plot_chadha_synthetic: each job gets its own branch
+    assert "RDP audit of the Gaussian noisy argmax on a synthetic histogram pair" in html and "every RDP audit of the noisy argmax" in html
 
 
 @pytest.mark.workflow
@@ -158,7 +160,7 @@ def test_slurm_profile_dry_run(tmp_path):
     )
     assert proc.returncode == 0, output_of(proc)
     out = proc.stdout + proc.stderr
-    assert "audit_synthetic_pair" in out and "plot_chadha_fig6" in out, output_of(proc)
+    assert "audit_synthetic_pair" in out and "plot_chadha_synthetic" in out, output_of(proc)
     assert not (tmp_path / "results").exists()
 
 
@@ -178,7 +180,7 @@ def test_slurm_profile_sets_the_required_options():
 def test_paper_config_is_valid(tmp_path):
     proc = run_snakemake("-n", "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "paper.yaml"))
     assert proc.returncode == 0, output_of(proc)
-    assert "plot_chadha_fig6" in proc.stdout + proc.stderr
+    assert "plot_chadha_synthetic" in proc.stdout + proc.stderr
 
 
 # --- conda envs -------------------------------------------------------------------
@@ -270,7 +272,7 @@ def _env_packages(env: dict) -> dict[str, str]:
 
 def test_every_rule_with_a_script_has_a_conda_env():
     rules = _rules_with_env_and_script()
-    assert {r for r, _, _ in rules} >= {"audit_synthetic_pair", "plot_chadha_fig2", "plot_chadha_fig6"}
+    assert {r for r, _, _ in rules} >= {"audit_synthetic_pair", "plot_chadha_synthetic"}
     for rule, env, script in rules:
         assert env.is_file() and env.parent == REPO / "envs", (rule, env)
         assert script.is_file(), (rule, script)
@@ -299,7 +301,7 @@ def test_conda_envs_list_what_their_scripts_import_pinned_to_the_venv():
 
 def test_import_scan_follows_ppaudit():
     # The plotting script reaches the numerical core through `import ppaudit...`.
-    script = REPO / "workflow" / "scripts" / "plot_chadha_fig2.py"
+    script = REPO / "workflow" / "scripts" / "plot_chadha_synthetic.py"
     assert {"matplotlib", "pandas", "numpy", "scipy", "statsmodels"} <= third_party_imports(script)
 
 

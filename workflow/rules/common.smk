@@ -165,7 +165,7 @@ except ValueError as exc:
 def figure_outputs(rule_name):
     """Named outputs of a figure/table rule, as listed in workflow/figures.yaml.
 
-    Use as ``output: **figure_outputs("plot_chadha_fig2")``. Outputs of rows with a caption
+    Use as ``output: **figure_outputs("plot_chadha_fig5")``. Outputs of rows with a caption
     are wrapped in ``report()`` with that caption (a Jinja template that may use the rule's
     wildcards and params), category, subcategory (a function of the wildcards when the rule's
     rows differ in it) and labels ``{figure|table: label, file: PDF|PNG|…}``.

@@ -1,11 +1,11 @@
 # Chadha et al. 2024, noisy argmax on fixed synthetic histogram pairs:
 # Fig. 2 (§4.2: exact RDP, data-dependent and data-independent theory, 2-cut audit) and
-# Fig. 6 (App. B: every audit method). One audit job per figure, one plot job per figure.
+# Fig. 6 (App. B: every audit method). One audit job and one plot job (plot_chadha_synthetic) per figure.
 # Config: chadha2024.synthetic (get_config); titles: ppaudit.plots.chadha.synthetic_title.
 #
 #   results/chadha2024/synthetic/{experiment}.csv          order + one column per curve
 #   results/chadha2024/synthetic/{experiment}.counts.json  the Monte Carlo counts + settings
-#   results/figures/chadha2024/{fig}.pdf|png|csv           the figure and its plotted numbers
+#   results/figures/chadha2024/{experiment}.pdf|png|csv    the figure and its plotted numbers
 
 
 rule audit_synthetic_pair:
@@ -36,39 +36,20 @@ rule audit_synthetic_pair:
         "../scripts/audit_synthetic_pair.py"
 
 
-rule plot_chadha_fig2:
+rule plot_chadha_synthetic:
     input:
-        table="results/chadha2024/synthetic/fig2.csv",
+        table="results/chadha2024/synthetic/{experiment}.csv",
     output:
-        **figure_outputs("plot_chadha_fig2"),
+        **figure_outputs("plot_chadha_synthetic"),
     params:
-        methods=get_config("chadha2024", "synthetic", "fig2", "methods"),
-        title=synthetic_figure_title("fig2"),
+        methods=lambda wildcards: get_config("chadha2024", "synthetic", wildcards.experiment, "methods"),
+        title=lambda wildcards: synthetic_figure_title(wildcards.experiment),
     log:
-        "logs/plot_chadha_fig2/fig2.log",
+        "logs/plot_chadha_synthetic/{experiment}.log",
     resources:
         mem_mb=1000,
         runtime=10,
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/plot_chadha_fig2.py"
-
-
-rule plot_chadha_fig6:
-    input:
-        table="results/chadha2024/synthetic/fig6.csv",
-    output:
-        **figure_outputs("plot_chadha_fig6"),
-    params:
-        methods=get_config("chadha2024", "synthetic", "fig6", "methods"),
-        title=synthetic_figure_title("fig6"),
-    log:
-        "logs/plot_chadha_fig6/fig6.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/plot.yaml"
-    script:
-        "../scripts/plot_chadha_fig6.py"
+        "../scripts/plot_chadha_synthetic.py"

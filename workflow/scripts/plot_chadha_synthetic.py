@@ -1,4 +1,4 @@
-"""Snakemake script of rule plot_chadha_fig2 (Fig. 2): RDP against the order α of one synthetic pair.
+"""Snakemake script of rule plot_chadha_synthetic (Figs. 2 and 6, wildcard ``experiment``): RDP against the order α of one synthetic pair.
 
 Input: ``table`` (CSV of rule audit_synthetic_pair). Params: ``methods`` (curves to draw),
 ``title`` (ppaudit.plots.chadha.synthetic_title). Outputs: ``pdf``, ``png`` and ``csv``

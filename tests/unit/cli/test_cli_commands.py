@@ -82,7 +82,7 @@ def test_entry_point_figure_dry_run_wraps_snakemake():
     assert res.returncode == 0, res.stdout + res.stderr
     out = json.loads(res.stdout)
     assert out["command"][-2:] == ["chadha_fig2", "--dry-run"] and "--profile" in out["command"]
-    assert "plot_chadha_fig2" in out["stdout_tail"] + out["stderr_tail"]
+    assert "plot_chadha_synthetic" in out["stdout_tail"] + out["stderr_tail"]
 
 
 # ---------------------------------------------------------------------------------- in-process

@@ -125,7 +125,7 @@ Job stats:
 job                  count
 -----------------  -------
 chadha_fig2              1
-plot_chadha_fig2         1
+plot_chadha_synthetic    1
 audit_synthetic_pair     2
 total                    4
 

@@ -99,7 +99,7 @@ def test_repository_registry_report_entries_have_captions_that_exist():
             if spec.in_report:
                 assert (REPO / spec.caption).is_file(), (rule, name, spec.caption)
                 assert spec.category and spec.labels["file"], (rule, name)
-    assert reg.outputs_of("plot_chadha_fig2")["csv"].labels == {"figure": "Fig. 2", "file": "CSV (plotted numbers)"}
+    assert reg.outputs_of("plot_chadha_synthetic")["csv"].labels == {"figure": "{experiment}", "file": "CSV (plotted numbers)"}
     assert reg.outputs_of("tabulate_labeldp")["csv"].labels == {"table": "{table}", "file": "CSV"}
     assert reg.outputs_of("tabulate_wang_findings")["table"] == OutputSpec("results/tables/wang2022_findings.csv")
 
