@@ -101,10 +101,11 @@ $(STAMP): pyproject.toml $(wildcard envs/*.yaml) | $(BIN)/python
 run: setup
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)
 
-# `make test` also checks/installs TEST_DEB_PACKAGES (through deb-packages).
+# `make test` also checks/installs TEST_DEB_PACKAGES (through deb-packages); it prints the 20
+# slowest test phases (the budget: under 15 min on 2 cores).
 test: DEB_PACKAGES += $(TEST_DEB_PACKAGES)
 test: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=20
 
 lint: setup
 	$(BIN)/snakemake --lint
