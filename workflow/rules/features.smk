@@ -1,7 +1,7 @@
 # Feature extraction of the Private-kNN audit (Chadha et al. 2024, §6, App. D.3): a seeded
 # subset of a dataset's train and test splits through a pretrained encoder, one .npy per
 # (dataset, encoder, split). The library's cache (resources/features/{dataset}/{encoder}/,
-# ppaudit.models.encoders.extract_features) keeps the features across reruns of this rule: a rerun
+# ppaudit.models.feature_cache.extract_features) keeps the features across reruns of this rule: a rerun
 # with the same inputs and encoder configuration loads them instead of encoding again.
 # Config: chadha2024.knn (get_config(*KNN, key)); the wildcard constraints KNN_WILDCARDS
 # (from ppaudit.experiments.private_knn_names' KNN_MODALITY and KNN_ENCODER_MODALITY): the

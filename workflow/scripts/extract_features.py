@@ -16,7 +16,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ppaudit.experiments.private_knn import load_knn_inputs  # noqa: E402
-from ppaudit.models.encoders import extract_features, get_encoder  # noqa: E402
+from ppaudit.models.encoders import get_encoder  # noqa: E402
+from ppaudit.models.feature_cache import extract_features  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821

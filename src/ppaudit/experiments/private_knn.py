@@ -11,7 +11,7 @@ The stage is split by concept; every public name stays importable from this modu
 Pipeline (one dataset):
 
 1. :func:`load_knn_inputs` — a seeded subset of the raw images or sentences;
-   :func:`ppaudit.models.encoders.extract_features` turns them into embeddings.
+   :func:`ppaudit.models.feature_cache.extract_features` turns them into embeddings.
 2. :func:`ppaudit.adversaries.private_knn.knn_setup` — the natural queries, their exact neighbours
    and vote tables ``P_q``, ``P^k_q``.
 3. :func:`ppaudit.adversaries.private_knn.craft_knn` — the five adversaries' canaries and per-query ``ν``.

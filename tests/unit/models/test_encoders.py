@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ppaudit.models import encoders as F
+from ppaudit.models import feature_cache as C
 
 
 class CountingEncoder(F.Encoder):
@@ -40,22 +41,22 @@ def _images(n=10, seed=0):
 def test_cache_reuse_does_not_recompute(tmp_path):
     x = _images()
     enc = CountingEncoder(batch_size=4)
-    a = F.extract_features(enc, x, cache_dir=tmp_path, dataset="toy", split="train")
+    a = C.extract_features(enc, x, cache_dir=tmp_path, dataset="toy", split="train")
     assert enc.calls == 3 and a.shape == (10, 2) and a.dtype == np.float32
-    path = F.feature_cache_path(tmp_path, "toy", "counting", "train")
+    path = C.feature_cache_path(tmp_path, "toy", "counting", "train")
     assert path.is_file() and path.with_suffix(".json").is_file()
     meta = json.loads(path.with_suffix(".json").read_text())
-    assert meta["input_sha256"] == F.input_fingerprint(x) and meta["shape"] == [10, 2]
+    assert meta["input_sha256"] == C.input_fingerprint(x) and meta["shape"] == [10, 2]
     fresh = CountingEncoder(batch_size=4)
-    b = F.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="train")
+    b = C.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="train")
     assert fresh.calls == 0 and fresh.loads == 0  # reused: the model is never loaded
     np.testing.assert_array_equal(a, b)
     # another split, changed inputs or another config are new cache entries / recomputed
-    F.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="test")
-    assert fresh.calls == 3 and F.feature_cache_path(tmp_path, "toy", "counting", "test").is_file()
+    C.extract_features(fresh, x, cache_dir=tmp_path, dataset="toy", split="test")
+    assert fresh.calls == 3 and C.feature_cache_path(tmp_path, "toy", "counting", "test").is_file()
     x2 = x.copy()
     x2[0, 0, 0, 0] = 0.5 if x2[0, 0, 0, 0] != 0.5 else 0.25
-    c = F.extract_features(fresh, x2, cache_dir=tmp_path, dataset="toy", split="train")
+    c = C.extract_features(fresh, x2, cache_dir=tmp_path, dataset="toy", split="train")
     assert fresh.calls == 6 and not np.array_equal(c, a)
     assert not list(tmp_path.rglob("*.tmp*"))  # atomic writes leave no temporary files
 
@@ -112,8 +113,8 @@ def test_paper_encoders_raise_clear_error_offline(name, default, tmp_path, monke
         (lambda: F.SentenceEncoder("all-minilm-l6-v2").encode("one string"), "list of strings"),
         (lambda: F.SentenceEncoder("bert"), "name must be one of"),
         (lambda: F.EfficientNetLite0Encoder(normalization="zca"), "normalization must be"),
-        (lambda: F.extract_features(CountingEncoder(), _images(), cache_dir="x"), "dataset and split"),
-        (lambda: F.feature_cache_path("c", "a/b", "e", "s"), "dataset must be a non-empty name"),
+        (lambda: C.extract_features(CountingEncoder(), _images(), cache_dir="x"), "dataset and split"),
+        (lambda: C.feature_cache_path("c", "a/b", "e", "s"), "dataset must be a non-empty name"),
         (lambda: CountingEncoder(batch_size=0), "batch_size must be"),
     ],
 )
