@@ -156,7 +156,7 @@ def test_adult_loader():
 
 
 def test_caching_defence_functions():
-    from ppaudit.experiments.wang2022 import caching_audits, caching_reconstruction, neighbouring_pair
+    from ppaudit.experiments.wang2022_caching import caching_audits, caching_reconstruction, neighbouring_pair
 
     h0, h1 = neighbouring_pair([14, 12, 10, 8, 6], "nat_advq")
     assert list(h1) == [15, 11, 10, 8, 6] and list(h0) == [14, 12, 10, 8, 6]

@@ -7,7 +7,7 @@ workflow/data/paper_numbers.csv). Output ``table`` (CSV): one row per check and 
 (``procedure`` = paper / ours) with the numbers and a boolean ``holds`` (a failing check is
 reported, not hidden): :func:`ppaudit.experiments.wang2022.sigma_findings`, ``budget_findings``,
 ``query_cost_findings`` per dataset, then
-:func:`ppaudit.experiments.wang2022_pate_defence.caching_findings`.
+:func:`ppaudit.experiments.wang2022_caching.caching_findings`.
 """
 
 import _ppaudit_path
@@ -21,7 +21,7 @@ from ppaudit.experiments.wang2022 import (  # noqa: E402
     query_cost_findings,
     sigma_findings,
 )
-from ppaudit.experiments.wang2022_pate_defence import caching_findings  # noqa: E402
+from ppaudit.experiments.wang2022_caching import caching_findings  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.plots.wang import pate_caching_epsilons  # noqa: E402
 

@@ -17,12 +17,7 @@
   the paper's number for the dataset (0.11 for MNIST, 0.05 for SVHN).
 * :func:`reconstruct_consensus` — the end-to-end PhD attack (App. E): reconstruct each
   2-class histogram from noisy answers, then take its consensus.
-* :func:`caching_reconstruction` and :func:`caching_audits` — the answer-caching defence
-  (§5) against the reconstruction attack and against the AdvQ audits of Chadha et al. 2024.
-* :func:`repeated_query_counts` and :func:`caching_transcript_audit` — the same defence
-  measured on a fitted PATE / CaPC vote model (the PATE/CaPC stage's ``P_q``, ``P'_q``): a
-  2-cut audit of the adversary's whole transcript of ``n_Q`` repeated answers, with and
-  without the cache, next to the single-answer audit.
+The answer-caching defence (§5) is :mod:`ppaudit.experiments.wang2022_caching`.
 """
 
 from __future__ import annotations
@@ -35,7 +30,6 @@ import pandas as pd
 from ..attacks.histogram import (
     ACCOUNTANTS,
     SOLVERS,
-    NoisyArgmaxInterface,
     answered_queries,
     attack_privacy_cost,
     max_vote_share,
@@ -45,10 +39,6 @@ from ..attacks.histogram import (
     reconstruct_with_solver,
     sample_answer_counts,
 )
-from ..audit import compose_rdp, sample_transcript_counts, transcript_audit, two_cut_lower_bound
-from ..divergence import exact_rdp
-from ..montecarlo import noisy_argmax_counts
-from ..noisy_argmax import class_probabilities
 
 __all__ = [
     "vote_histograms",
@@ -57,11 +47,6 @@ __all__ = [
     "budget_findings",
     "query_cost_findings",
     "reconstruct_consensus",
-    "caching_reconstruction",
-    "caching_audits",
-    "neighbouring_pair",
-    "repeated_query_counts",
-    "caching_transcript_audit",
 ]
 
 #: Answers above which the answer counts are drawn as Multinomial(M, Q(H)) (same law).
@@ -326,182 +311,3 @@ def reconstruct_consensus(histograms: np.ndarray, sigma: float, num_queries: int
         est = reconstruct_histogram(counts, sigma, int(round(h.sum())))
         out[i] = float(max_vote_share(est))
     return out
-
-
-def _single_answer_error(h: np.ndarray, sigma: float) -> float:
-    """Expected error of the one-answer attacker: estimate = all N votes on the answer."""
-    p = class_probabilities(h, sigma)
-    n = h.sum()
-    errs = np.array([normalised_l1_error(h, np.eye(len(h))[k] * n) for k in range(len(h))])
-    return float(np.sum(p * errs))
-
-
-def caching_reconstruction(histograms, sigma: float, query_counts, repeats: int, rng: np.random.Generator) -> pd.DataFrame:
-    """Reconstruction error vs number of queries, with and without the answer cache (§5).
-
-    For each histogram, each ``M`` and each repeat, a fresh :class:`NoisyArgmaxInterface`
-    (``cache_answers`` off / on) is queried ``M`` times with the same query; the answer
-    counts are inverted with :func:`reconstruct_histogram`. Also returns the expected error
-    of an attacker holding one answer (``single_answer_error``, the no-information level:
-    all ``N`` votes on the answered class).
-    """
-    rows = []
-    for hi, h in enumerate(np.asarray(histograms, dtype=float)):
-        base = _single_answer_error(h, sigma)
-        n = int(round(h.sum()))
-        for m in query_counts:
-            for cache in (False, True):
-                errs, fresh = [], []
-                for _ in range(repeats):
-                    api = NoisyArgmaxInterface(h, sigma, rng=rng, cache_answers=cache)
-                    answers = np.array([api.query(0) for _ in range(int(m))])
-                    counts = np.bincount(answers, minlength=len(h))
-                    errs.append(float(normalised_l1_error(h, reconstruct_histogram(counts, sigma, n))))
-                    fresh.append(api.fresh_answers)
-                rows.append(
-                    {
-                        "histogram": hi,
-                        "true": " ".join(f"{v:g}" for v in h),
-                        "sigma": sigma,
-                        "num_queries": int(m),
-                        "cache_answers": cache,
-                        "mean_error": float(np.mean(errs)),
-                        "std_error": float(np.std(errs, ddof=1)) if repeats > 1 else 0.0,
-                        "fresh_answers": float(np.mean(fresh)),
-                        "single_answer_error": base,
-                        "repeats": repeats,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def neighbouring_pair(hist, adversary: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(H_S, H_S')`` of one AdvQ adversary on a synthetic histogram (one teacher's vote moves).
-
-    Nat-AdvQ: the canary (the query with its true label, taken as the top class) makes the
-    canary teacher vote for the top class instead of the second — one vote moves from the
-    second class to the top class. Pois-AdvQ: the canary is labelled with the second most
-    common label, so one vote moves from the top class to the second.
-    """
-    h = np.asarray(hist, dtype=float)
-    order = np.argsort(-h, kind="stable")
-    top, second = order[0], order[1]
-    h2 = h.copy()
-    if adversary == "nat_advq":
-        if h2[second] < 1:
-            raise ValueError("Nat-AdvQ needs a vote on the second class to move")
-        h2[second] -= 1
-        h2[top] += 1
-    elif adversary == "pois_advq":
-        h2[top] -= 1
-        h2[second] += 1
-    else:
-        raise ValueError(f"unknown adversary {adversary!r}; use nat_advq or pois_advq")
-    return h, h2
-
-
-def caching_audits(hist, sigma: float, trials: int, orders, num_repetitions: int, confidence: float, rng: np.random.Generator) -> pd.DataFrame:
-    """2-cut audits of the AdvQ adversaries with and without the answer cache (§5).
-
-    Per adversary: ``T = trials`` noisy-argmax answers on ``H_S`` and on ``H_S'`` give the
-    single-query 2-cut Clopper–Pearson lower bound ``b(α)``. Without caching the adversary
-    receives ``n_Q`` independent answers: Rényi divergence is additive over independent
-    answers, so ``compose_rdp(b, n_Q) = n_Q · b(α)`` is a lower bound on the RDP of its view
-    (same confidence). With caching its view is one answer repeated ``n_Q`` times — a
-    function of the first answer — so its divergence is the single-answer one and the audit
-    is ``b(α)``. Exact RDP (Chadha Eq. 4) per query and composed is given for reference.
-    """
-    orders = np.asarray(orders, dtype=float)
-    rows = []
-    for adversary in ("nat_advq", "pois_advq"):
-        h0, h1 = neighbouring_pair(hist, adversary)
-        c0 = noisy_argmax_counts(h0, sigma, trials, rng=rng, mode="exact")
-        c1 = noisy_argmax_counts(h1, sigma, trials, rng=rng, mode="exact")
-        single = two_cut_lower_bound(c0, c1, orders, confidence=confidence, rng=rng).lower_bound
-        exact = exact_rdp(h0, h1, sigma, orders)
-        no_cache = compose_rdp(single, num_repetitions)
-        for i, a in enumerate(orders):
-            rows.append(
-                {
-                    "adversary": adversary,
-                    "order": float(a),
-                    "h_s": " ".join(f"{v:g}" for v in h0),
-                    "h_s_prime": " ".join(f"{v:g}" for v in h1),
-                    "sigma": sigma,
-                    "trials": int(trials),
-                    "num_repetitions": int(num_repetitions),
-                    "audit_single_query": float(single[i]),
-                    "audit_no_cache": float(no_cache[i]),
-                    "audit_cache": float(single[i]),
-                    "exact_single_query": float(exact[i]),
-                    "exact_no_cache": float(num_repetitions * exact[i]),
-                    "exact_cache": float(exact[i]),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def repeated_query_counts(model, num_classes: int, sigma: float, num_repetitions: int, trials: int, rng: np.random.Generator, cache_answers: bool) -> np.ndarray:
-    """Answer counts of ``trials`` transcripts of one query asked ``num_repetitions`` times.
-
-    Thin alias of :func:`ppaudit.audit.sample_transcript_counts` (one implementation; see
-    there for the model: one histogram per transcript, fresh noise per answer or the first
-    answer repeated with the cache of Wang et al. 2022 §5).
-
-    Returns:
-        ``(trials, C)`` int64 answer counts; every row sums to ``n_Q``.
-
-    Raises:
-        ValueError: on ``num_repetitions < 1`` or ``trials < 1``.
-    """
-    return sample_transcript_counts(model, num_classes, sigma, num_repetitions, trials, rng, cache_answers)
-
-
-def caching_transcript_audit(
-    model,
-    sigma: float,
-    num_repetitions: int,
-    trials: int,
-    orders,
-    confidence: float,
-    rng: np.random.Generator,
-    num_bins: int = 64,
-    pilot_fraction: float = 0.2,
-    statistic: str = "auto",
-) -> pd.DataFrame:
-    """2-cut audits of a repeated-query (AdvQ) adversary's transcript, with and without caching.
-
-    The AdvQ adversaries of Chadha et al. 2024 (§5.1) ask their canary query ``n_Q`` times;
-    the PATE/CaPC stage audits one answer and composes (``n_Q · b(α)``). Here the whole
-    transcript is audited on the fitted vote model with :func:`ppaudit.audit.transcript_audit`
-    (one implementation: ``T`` transcripts per side, the transcript's log-likelihood ratio
-    — exact under the model where its base enumerates, else from a pilot of single answers —
-    binned on pilot transcripts, 2-cut Clopper–Pearson with split selection), for the
-    uncached interface (``no_cache``) and the cached one (``cache``: one answer repeated, so
-    it can show no more than the single-answer leakage), next to the single-answer audit
-    (``single_answer``: the cached transcript's counts divided by ``n_Q`` are one answer).
-
-    Returns:
-        Rows ``(view, order, audit)`` with ``view`` in ``single_answer``, ``no_cache``,
-        ``cache``, plus ``trials``, ``num_repetitions``, ``sigma``, ``confidence``,
-        ``statistic`` and ``procedure`` (``"ours"``).
-    """
-    orders = np.asarray(orders, dtype=float)
-    g_single, g_free, g_cache = rng.spawn(3)
-    runs = {
-        "single_answer": transcript_audit(model, sigma, 1, trials, orders, confidence, g_single, statistic=statistic,
-                                          num_bins=num_bins, pilot_fraction=pilot_fraction),
-        "no_cache": transcript_audit(model, sigma, num_repetitions, trials, orders, confidence, g_free, statistic=statistic,
-                                     num_bins=num_bins, pilot_fraction=pilot_fraction),
-        "cache": transcript_audit(model, sigma, num_repetitions, trials, orders, confidence, g_cache, cache_answers=True,
-                                  statistic=statistic, num_bins=num_bins, pilot_fraction=pilot_fraction),
-    }
-    return pd.DataFrame(
-        [
-            {"view": view, "order": float(a), "audit": float(res.rdp_lower_bound[i]), "trials": int(trials),
-             "num_repetitions": int(num_repetitions), "sigma": float(sigma), "confidence": float(confidence),
-             "statistic": res.statistic, "procedure": res.procedure}
-            for view, res in runs.items()
-            for i, a in enumerate(orders)
-        ]
-    )

@@ -322,7 +322,7 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
     single-query 2-cut audit ``b(α)`` of Nat-AdvQ / Pois-AdvQ on a synthetic pair, with the
     no-cache curve ``n_Q · b(α)`` obtained *by composition* (not measured: the panel shows
     the composition rule, ``n_Q · b`` vs ``b``, by construction); (c) with ``pate`` (rows of
-    :func:`ppaudit.experiments.wang2022.caching_transcript_audit` on the PATE/CaPC stage's
+    :func:`ppaudit.experiments.wang2022_caching.caching_transcript_audit` on the PATE/CaPC stage's
     fitted models): ε of the repeated-query transcript audited with and without the cache,
     of one answer, and the exact references (:func:`pate_caching_epsilons`)."""
     ncols = 2 if pate is None else 3
