@@ -20,7 +20,7 @@ VENV ?= .venv
 WHEELS ?= /opt/wheels
 # Debian packages the workflow needs; checked with dpkg on every run.
 DEB_PACKAGES ?= dataset-fashion-mnist
-# Extra Debian packages for `make test`: a local SLURM cluster for tests/test_slurm.py.
+# Extra Debian packages for `make test`: a local SLURM cluster for tests/workflow/test_slurm.py.
 TEST_DEB_PACKAGES ?= slurm-wlm munge
 # pytest worker processes of `make test` (pytest-xdist; each test file stays on one worker, so
 # its module fixtures run once). Most tests use one core: two workers fill a 2-core machine.

@@ -84,3 +84,18 @@ def test_converted_stages_read_the_config_through_get_config():
         assert not re.search(r"\b(pp_config|labeldp|knn_config|pc_config)\(\)", text), f"{name} uses a per-stage config accessor"
         family = r"\b(synthetic_settings|synthetic_pair|pc_dataset|knn_dataset|pc_instantiations|pc_teacher_params)\("
         assert not re.search(family, text), f"{name} uses a per-stage config accessor"
+
+
+def test_tests_are_filed_by_subpackage_workflow_and_reliability():
+    """Issue 12 §5: library tests in tests/unit/<subpackage>/ (a sub-package or module of ppaudit),
+    Snakemake runs in tests/workflow/, the drills in tests/reliability/; none at the top of tests/."""
+    tests = REPO / "tests"
+    assert not sorted(p.name for p in tests.glob("test_*.py")), "test files at the top of tests/"
+    package = REPO / "src" / "ppaudit"
+    names = {p.stem for p in package.glob("*.py")} | {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    unit = tests / "unit"
+    for folder in sorted(p for p in unit.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        # tests/unit/docs holds the checks of the README's and docstrings' examples
+        assert folder.name in names | {"docs"}, f"tests/unit/{folder.name}/ names no ppaudit sub-package or module"
+    found = {p.parent.relative_to(tests).parts[0] for p in tests.rglob("test_*.py")}
+    assert found <= {"unit", "workflow", "reliability"}, sorted(found)

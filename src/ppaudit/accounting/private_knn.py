@@ -93,7 +93,7 @@ def subsampled_gaussian_rdp(
     series (§3.3) that is wrong for ``0 < γ < 1`` and large ``z``: at ``γ = 0.2``,
     ``z = 30/√2`` it returns ``3.8e-3`` at ``α = 1.25`` and ``2.3e-4`` at ``α = 2.5``,
     whereas the integral it should equal is ``5.56e-5`` and ``1.11e-4`` (mpmath quadrature,
-    ``tests/test_knn.py``) and every Rényi divergence is non-decreasing in ``α`` (its value at
+    ``tests/unit/mechanisms/test_private_knn.py``) and every Rényi divergence is non-decreasing in ``α`` (its value at
     ``α = 3`` is ``1.34e-4``). With ``fractional="interpolate"`` (default) we therefore call
     the accountant at integer orders only and bound a fractional ``α`` by the convexity of
     ``(α − 1)·D_α`` in ``α`` (van Erven & Harremoës 2014, Thm 11), interpolating linearly

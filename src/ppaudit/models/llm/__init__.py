@@ -31,7 +31,7 @@ a number from 0,1,2,3"), and the one-shot example shows the answer format
 *restricted to the valid answers*: at each step only tokens that continue some valid answer
 are allowed (a token trie), and among them the one with the largest logit is taken. This is
 exactly what ``model.generate(do_sample=False)`` with a ``prefix_allowed_tokens_fn``
-logits processor built from the same trie produces (tested in ``tests/test_llm.py``):
+logits processor built from the same trie produces (tested in ``tests/unit/models/test_llm.py``):
 
 * a step with a single allowed token (e.g. the space ``"▁"`` that Gemma emits before a
   digit, or the ``"\n"`` that ends a label) is forced and does not change the answer;

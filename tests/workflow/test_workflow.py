@@ -27,7 +27,7 @@ import pytest
 import yaml
 from workflow_runner import output_of, run_snakemake  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 FIGURES = ("fig2", "fig6")
 AUDITS = ("two_cut_cp", "k_cut_goodman", "k_cut_sison_glaz", "two_cut_bootstrap", "k_cut_bootstrap")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "workflow" / "profiles" / "slurm"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 GPU_RULES = ("train_teachers", "train_canary_teachers", "extract_features", "prompt_teachers")

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from workflow_runner import output_of, run_snakemake  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 
 

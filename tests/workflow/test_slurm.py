@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 PROFILE = REPO / "workflow" / "profiles" / "slurm"
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontrol", "scancel", "sinfo")
@@ -75,7 +75,7 @@ def _slurm_conf(tmp: Path, host: str, ctld_port: int, slurmd_port: int, socket_p
     # Leave some memory to the OS, as slurmd would report slightly less than MemTotal.
     memory = max(1024, int(_memory_mb() * 0.9))
     return f"""\
-# Minimal one-node cluster for tests/test_slurm.py (written by the test).
+# Minimal one-node cluster for tests/workflow/test_slurm.py (written by the test).
 ClusterName=ppaudit-test
 SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root

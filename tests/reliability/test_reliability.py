@@ -8,7 +8,7 @@
 * The same config and seed give byte-identical CSV/JSON results in two directories.
 * A corrupted or truncated download is rejected (checksum or length) and leaves no file
   behind (ppaudit.data.download_file against a 127.0.0.1 http.server).
-* Malformed configs (beyond tests/test_config_validation.py) stop Snakemake with a message
+* Malformed configs (beyond tests/workflow/test_config_validation.py) stop Snakemake with a message
   naming the problem and write no results/ or logs/; malformed library inputs raise a
   ValueError naming the problem.
 """
@@ -34,7 +34,7 @@ from ppaudit.data import ChecksumError, DownloadError, RemoteFile
 
 from local_http import open_local as _open  # the 127.0.0.1 fixture server (tests/local_http.py)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 TARGETS = ("chadha_fig2", "chadha_fig6")
 
@@ -231,7 +231,7 @@ def test_corrupted_cached_copy_is_replaced_by_a_verified_download(server, tmp_pa
     assert path.read_bytes() == BODY and list(tmp_path.iterdir()) == [path]
 
 
-# --- malformed configs (those not in tests/test_config_validation.py) ----------------
+# --- malformed configs (those not in tests/workflow/test_config_validation.py) ----------------
 
 # (id, config text, substrings of the error message, schema path that must exist or None)
 BAD_CONFIGS = [

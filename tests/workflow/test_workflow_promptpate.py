@@ -6,7 +6,7 @@ model replaced by a tiny random Llama and a character tokenizer built here (no d
 seconds on CPU). The scripts of Fig. 4 (plot_chadha_fig34.py) and of the PromptPATE
 findings (tabulate_promptpate_findings.py) then run outside Snakemake on the PromptPATE summary and
 stand-in PATE/CaPC summaries (their targets would build the PATE/CaPC and Private-kNN stages).
-The library is tested in tests/test_llm.py and tests/test_promptpate.py; this checks the
+The library is tested in tests/unit/models/test_llm.py and tests/unit/mechanisms/test_promptpate.py; this checks the
 wiring: files, the summary's columns (exactly those of the PATE/CaPC summaries), closed
 forms, the prediction cache on a rerun, the Fig. 4 panel and the findings rows.
 """
@@ -28,7 +28,7 @@ from ppaudit.accounting import gnmax_rdp_data_independent, rdp_to_dp
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
 from workflow_runner import output_of
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 APPENDIX = [f"chadha_fig{i}" for i in range(17, 25)]

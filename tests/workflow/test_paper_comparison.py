@@ -21,7 +21,7 @@ import pytest
 
 from ppaudit.experiments.paper_comparison import OUTPUT_COLUMNS, compare_with_paper, read_paper_numbers, result_files
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NUMBERS = REPO / "workflow" / "data" / "paper_numbers.csv"
 # The papers sit in shared/ beside the repository (CI clones main with shared/ next to it).
 PAPERS = next((p for p in (REPO.parent / "shared" / "papers", Path("/work/shared/papers")) if p.is_dir()), REPO.parent / "shared" / "papers")

@@ -4,7 +4,7 @@ Table 1 and Malek et al.'s Tables 5–6 on CIFAR-10 — the real downloader fetc
 ``cifar-10-python.tar.gz`` from 127.0.0.1 with its pinned checksum, the paper's WRN-16-4 trained
 on (soft) labels for every mechanism (LP-1ST with in-domain and out-of-domain priors, ALIBI
 with its iterative prior, PATE-FM's Confident-GNMax teachers and FixMatch student) and for the
-memorisation games. Beside the sizes of tests/test_workflow_paper_shape.py's override (so both
+memorisation games. Beside the sizes of tests/workflow/test_workflow_paper_shape.py's override (so both
 runs of paper.yaml are checked by one key rule)."""
 
 from __future__ import annotations
