@@ -71,15 +71,16 @@ the plain forward pass again. Prompts that share no token at all (no BOS) are li
 evaluated one by one.
 
 Modules: :mod:`.templates` (App. D.2 prompts), :mod:`.grammar` (label token sequences),
-:mod:`.cache` (SQLite predictions), :mod:`.scorer` (label-restricted scoring, the teacher
-callable), :mod:`.loading` (GGUF assembly/conversion, model loading).
+:mod:`.cache` (SQLite predictions), :mod:`.scorer` (label-restricted scoring), :mod:`.teacher` (the
+teacher callable, contextual calibration), :mod:`.loading` (GGUF assembly/conversion, model loading).
 """
 
 from .cache import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .grammar import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .loading import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .scorer import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from .teacher import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .templates import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import cache, grammar, loading, scorer, templates
+from . import cache, grammar, loading, scorer, teacher, templates
 
-__all__ = [*templates.__all__, *grammar.__all__, *cache.__all__, *scorer.__all__, *loading.__all__]
+__all__ = [*templates.__all__, *grammar.__all__, *cache.__all__, *scorer.__all__, *teacher.__all__, *loading.__all__]
