@@ -124,6 +124,19 @@ def gdp_delta(epsilon, mu) -> np.ndarray:
     return out if out.ndim else out[()]
 
 
+def _bisect_brackets(root_above, lo: np.ndarray, hi: np.ndarray, max_steps: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised bisection of brackets ``[lo, hi]`` to machine precision: at each step the
+    midpoint replaces ``lo`` where ``root_above(mid)`` (the root lies above it) and ``hi`` elsewhere."""
+    for _ in range(max_steps):
+        mid = 0.5 * (lo + hi)
+        up = root_above(mid)
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, 1.0)):
+            break
+    return lo, hi
+
+
 def gdp_epsilon(mu, delta: float) -> np.ndarray:
     """Smallest ε with μ-GDP ⇒ (ε, δ)-DP, i.e. the root of ``gdp_delta(ε, μ) = δ``.
 
@@ -151,13 +164,7 @@ def gdp_epsilon(mu, delta: float) -> np.ndarray:
         m = flat[need]
         lo = np.zeros_like(m)
         hi = m * (m / 2.0 - ndtri(d))
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            big = gdp_delta(mid, m) > d
-            lo = np.where(big, mid, lo)
-            hi = np.where(big, hi, mid)
-            if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, 1.0)):
-                break
+        _, hi = _bisect_brackets(lambda x: gdp_delta(x, m) > d, lo, hi)  # δ(ε) decreases in ε
         out[need] = hi
     out = out.reshape(mu.shape)
     return float(out) if out.ndim == 0 else out
@@ -193,13 +200,7 @@ def gdp_mu(epsilon, delta: float) -> np.ndarray:
             if not np.any(small):
                 break
             hi = np.where(small, 2.0 * hi, hi)
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            big = gdp_delta(e, mid) > d
-            hi = np.where(big, mid, hi)
-            lo = np.where(big, lo, mid)
-            if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, 1.0)):
-                break
+        lo, _ = _bisect_brackets(lambda x: ~(gdp_delta(e, x) > d), lo, hi)  # δ(μ) increases in μ
         out[fin] = lo
     out = out.reshape(eps.shape)
     return float(out) if out.ndim == 0 else out
