@@ -79,17 +79,27 @@ def write_model_outputs(result: dict, data: LabelDPData, probs_path: str | os.Pa
     Raises:
         ValueError: if ``result`` lacks ``target_probs`` or ``test_probs``.
     """
+    metrics = _split_result(result, "result")
+    _write_files(data, {k: result[k] for k in PROBABILITY_KEYS}, metrics, probs_path, metrics_path)
+    return metrics
+
+
+def _split_result(result: dict, what: str) -> dict:
+    """The metrics of a training result (every entry but the probabilities; non-finite floats as
+    strings, since JSON has no infinity), after checking that it holds the probabilities."""
     missing = [k for k in PROBABILITY_KEYS if k not in result]
     if missing:
-        raise ValueError(f"result must hold {list(PROBABILITY_KEYS)}, missing {missing}")
-    arrays = {k: result[k] for k in PROBABILITY_KEYS}
-    metrics = {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in result.items() if k not in PROBABILITY_KEYS}
+        raise ValueError(f"{what} must hold {list(PROBABILITY_KEYS)}, missing {missing}")
+    return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in result.items() if k not in PROBABILITY_KEYS}
+
+
+def _write_files(data: LabelDPData, arrays: dict, metrics: dict, probs_path, metrics_path) -> None:
+    """The ``.npz`` (labels + ``arrays``, written atomically), then the metrics JSON."""
     with atomic_path(probs_path) as tmp:
         buf = io.BytesIO()
         np.savez_compressed(buf, y_target=data.y_target, y_test=data.y_test, **arrays)
         tmp.write_bytes(buf.getvalue())
     write_json(metrics, metrics_path)
-    return metrics
 
 
 def _blockable(data: LabelDPData, xtr, info: dict) -> bool:
@@ -207,16 +217,9 @@ def write_model_bundle(results: dict[str, dict], data: LabelDPData, probs_path: 
         raise ValueError("a model bundle needs at least one model, got 0")
     arrays, metrics = {}, {}
     for name, res in results.items():
-        missing = [k for k in PROBABILITY_KEYS if k not in res]
-        if missing:
-            raise ValueError(f"result {name!r} must hold {list(PROBABILITY_KEYS)}, missing {missing}")
+        metrics[name] = _split_result(res, f"result {name!r}")
         arrays.update({f"{name}.{k}": res[k] for k in PROBABILITY_KEYS})
-        metrics[name] = {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in res.items() if k not in PROBABILITY_KEYS}
-    with atomic_path(probs_path) as tmp:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, y_target=data.y_target, y_test=data.y_test, **arrays)
-        tmp.write_bytes(buf.getvalue())
-    write_json(metrics, metrics_path)
+    _write_files(data, arrays, metrics, probs_path, metrics_path)
     return metrics
 
 
