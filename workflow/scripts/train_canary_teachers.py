@@ -13,19 +13,16 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "train_canary_teachers")  # no
 import numpy as np  # noqa: E402
 
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
-from ppaudit.data import load_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
-from ppaudit.mechanisms.pate_capc import canary_teacher_votes  # noqa: E402
+from ppaudit.mechanisms.pate_capc import canary_teacher_votes, load_teacher_inputs  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
-x_train, y_train, x_test, _ = load_dataset(w.dataset, p.root, source=p.source)
-with np.load(snakemake.input.queries) as q:  # noqa: F821
-    x_query = x_test[q["test_index"]]
-    num_classes = int(q["num_classes"])
+inputs = load_teacher_inputs(w.dataset, p.root, p.source, snakemake.input.queries)  # noqa: F821
+x_query = inputs.x_query
 crafted = CraftedCanaries.from_npz(snakemake.input.canaries)  # noqa: F821
 cx, cy = crafted.canaries(x_query)
 log.info("%s %s on %s: %d candidates × %d instantiations (+ twins)", w.algo, w.adversary, w.dataset, crafted.num_candidates, p.num_instantiations)
-out = canary_teacher_votes(w.algo, w.model, x_train, y_train, x_query, p.num_teachers, p.num_instantiations, num_classes, cx, cy, int(w.seed),
+out = canary_teacher_votes(w.algo, w.model, inputs.x_train, inputs.y_train, x_query, p.num_teachers, p.num_instantiations, inputs.num_classes, cx, cy, int(w.seed),
                            experiment=f"chadha_{w.algo}_{w.dataset}", canary_keys=crafted.keys, party=crafted.party if w.algo == "capc" else None,
                            params=dict(p.teacher_params), n_jobs=snakemake.threads, progress=True)  # noqa: F821
 votes = out["votes_S_prime"]

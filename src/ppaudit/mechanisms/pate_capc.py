@@ -30,6 +30,7 @@ not depend on ``n_jobs`` or on the order in which jobs finish.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,37 @@ from .partition import (
 )
 
 __all__ = [
+    "TeacherInputs",
     "canary_teacher_votes",
     "capc_canary_votes",
     "capc_teacher_votes",
     "pate_canary_votes",
     "pate_teacher_votes",
+    "load_teacher_inputs",
     "teacher_votes_on_S",
 ]
+
+
+@dataclass(frozen=True)
+class TeacherInputs:
+    """What the teachers of one dataset train on and answer (§5.1, App. D.1): the training set
+    ``S`` and the query set, with the queries' true labels and the number of classes."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_query: np.ndarray
+    query_labels: np.ndarray
+    num_classes: int
+
+
+def load_teacher_inputs(dataset: str, root, source: str, queries) -> TeacherInputs:
+    """The dataset (:func:`ppaudit.data.load_dataset`) and the query set of rule select_queries
+    (an ``.npz`` with ``test_index`` into the test set, ``labels`` and ``num_classes``)."""
+    from ..data import load_dataset
+
+    x_train, y_train, x_test, _ = load_dataset(dataset, root, source=source)
+    with np.load(queries) as q:
+        return TeacherInputs(x_train, y_train, x_test[q["test_index"]], q["labels"], int(q["num_classes"]))
 
 
 def _seq(seed: int, experiment: str, *keys: Hashable) -> np.random.SeedSequence:

@@ -57,3 +57,16 @@ def test_capc_votes_fixed_partition(digits):
     np.testing.assert_array_equal(S["votes_S"][0], S["votes_S"][1])  # no training randomness
     P = pc.capc_canary_votes("logreg", xtr, ytr, xq, 4, 2, 10, xq[:1], np.array([1]), seed=0)
     assert P["votes_S_prime"].shape == (1, 2, 20)
+
+
+def test_load_teacher_inputs_reads_the_query_set_of_select_queries(tmp_path):
+    xtr, ytr, xte, yte = load_dataset("digits", tmp_path, source="packaged")
+    idx = np.array([5, 0, 17])
+    path = tmp_path / "queries.npz"
+    np.savez(path, test_index=idx, labels=yte[idx], num_classes=np.array(10))  # the file rule select_queries writes
+    inputs = pc.load_teacher_inputs("digits", tmp_path, "packaged", path)
+    np.testing.assert_array_equal(inputs.x_train, xtr)
+    np.testing.assert_array_equal(inputs.y_train, ytr)
+    np.testing.assert_array_equal(inputs.x_query, xte[idx])
+    np.testing.assert_array_equal(inputs.query_labels, yte[idx])
+    assert inputs.num_classes == 10 and isinstance(inputs.num_classes, int)
