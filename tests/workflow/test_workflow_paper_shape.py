@@ -4,12 +4,10 @@ The workflow runs on ``config/paper.yaml`` plus one override (:data:`SIZES`) tha
 sizes — teachers, queries, instantiations, candidates, trials, epochs, images — and what a CI
 machine without a GPU or the 7B weights must change: ``device: cuda`` becomes ``cpu`` (teachers,
 LLM) or ``torch-cpu`` (the same float32 torch Monte Carlo sampler the GPU runs, on the CPU), and
-Mistral-7B becomes a 2-layer random Llama (the same transformers code path). PATE and CaPC run
-on two of the paper's three datasets, MNIST and CIFAR-10, which cover each of its (model, σ)
-settings (Fashion-MNIST is the same WRN-16-4 at MNIST's σ; its downloader and reader are tested
-in tests/unit/data). Everything else is the paper's: LeNet-5 (MNIST) and WRN-16-4 (CIFAR-10)
-teachers trained as stacked blocks (``batch_teachers``) with deterministic kernels, σ = 40 / 25,
-sampled audits, the four PromptPATE datasets, Wang et al.'s MNIST and SVHN with the Confident-GNMax accountant. Every
+Mistral-7B becomes a 2-layer random Llama (the same transformers code path). Everything else is
+the paper's: LeNet-5 (MNIST) and WRN-16-4 (Fashion-MNIST, CIFAR-10) teachers trained as stacked
+blocks (``batch_teachers``) with deterministic kernels, σ = 40 / 25, sampled audits, the four
+PromptPATE datasets, Wang et al.'s MNIST and SVHN with the Confident-GNMax accountant. Every
 dataset goes through the real downloaders (``ppaudit.data``: checksums, atomic rename) from a
 server on 127.0.0.1 that serves real-format fixtures (tests/dataset_fixtures.py) under the
 registry file of the config key ``dataset_registry``.
@@ -46,9 +44,6 @@ SIZES = {
     "chadha2024": {
         "audit_defaults": {"trials": 20000, "audit_device": "torch-cpu"},
         "pate_capc": {
-            # the paper's datasets less Fashion-MNIST: MNIST (LeNet-5, σ = 40) and CIFAR-10
-            # (WRN-16-4 on colour images, σ = 25) cover every model and σ of the three
-            "datasets": ["mnist", "cifar10"],
             "num_queries": 6,
             "num_instantiations": {"pate": 2, "capc": 1},
             "canary_instantiations": 1,
@@ -60,7 +55,7 @@ SIZES = {
             "threads": 1,
             "batch_teachers": 4,
             "teacher_params": {"lenet5": _SMALL_TEACHER, "wrn16-4": _SMALL_TEACHER},
-            "dataset_settings": {"mnist": {"num_teachers": 8}, "cifar10": {"num_teachers": 8}},
+            "dataset_settings": {"mnist": {"num_teachers": 8}, "fashion-mnist": {"num_teachers": 8}, "cifar10": {"num_teachers": 8}},
         },
         "promptpate": {
             "model_name": "tiny-llama", "device": "cpu", "batch_size": 8, "threads": 1,
@@ -84,22 +79,13 @@ MACHINE_KEYS = {"audit_device", "device", "model", "model_name", "text_data_dir"
 #: ... and count_mode: 8 teachers' vote models enumerate where the paper's 250 do not, so
 #: ``sample`` keeps the audits on the sampled path that paper.yaml's ``auto`` takes at its sizes.
 PATH_KEYS = {"count_mode"}
-#: ... and the PATE/CaPC datasets: a subset of the paper's that keeps each of its (model, σ)
-#: settings (test time: Fashion-MNIST runs the same WRN-16-4 code at σ = 40 as MNIST's σ; its
-#: downloader and reader are tested in tests/unit/data).
-COVERAGE_KEYS = {"datasets"}
 
 
 def test_override_changes_only_sizes_and_machine_keys():
     paper = yaml.safe_load(PAPER.read_text())
-    assert_sizes_only(paper, SIZES, SIZE_KEYS, MACHINE_KEYS | PATH_KEYS | COVERAGE_KEYS)
+    assert_sizes_only(paper, SIZES, SIZE_KEYS, MACHINE_KEYS | PATH_KEYS)
     # the models, σ, accountant and datasets stay the paper's
     pc = paper["chadha2024"]["pate_capc"]
-    kept = SIZES["chadha2024"]["pate_capc"]["datasets"]
-    assert set(kept) < set(pc["datasets"])
-    setting = lambda ds: (pc["dataset_settings"][ds]["model"], pc["dataset_settings"][ds]["sigma"])  # noqa: E731
-    assert {setting(ds)[0] for ds in kept} == {setting(ds)[0] for ds in pc["datasets"]}
-    assert {setting(ds)[1] for ds in kept} == {setting(ds)[1] for ds in pc["datasets"]}
     assert {ds: s["model"] for ds, s in pc["dataset_settings"].items()} == {"mnist": "lenet5", "fashion-mnist": "wrn16-4", "cifar10": "wrn16-4"}
     assert paper["wang2022"]["attack"]["accountant"] == "confident_gnmax" and "svhn" in paper["wang2022"]["figure_datasets"]
 
@@ -109,7 +95,7 @@ def run_dir(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("paper_shape")
     build_tiny_model(workdir / "tiny-llama")
     with LocalServer() as server:
-        datasets = [*SIZES["chadha2024"]["pate_capc"]["datasets"], "svhn", "sst2", "agnews", "dbpedia", "trec"]
+        datasets = ["mnist", "fashion-mnist", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec"]
         write_registry(server, workdir / "registry.json", datasets, n_train=N_TRAIN, n_test=N_TEST)
         override = {**SIZES, "dataset_registry": str(workdir / "registry.json"),
                     "chadha2024": {**SIZES["chadha2024"], "promptpate": {**SIZES["chadha2024"]["promptpate"], "model": str(workdir / "tiny-llama")}}}
@@ -127,9 +113,9 @@ def run_dir(tmp_path_factory) -> Path:
 @pytest.mark.timeout(1500)
 def test_every_dataset_came_through_the_real_downloader(run_dir):
     requests = (run_dir / "requests.txt").read_text().split()
-    for name in ("mnist", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec"):
+    for name in ("mnist", "fashion-mnist", "cifar10", "svhn", "sst2", "agnews", "dbpedia", "trec"):
         assert any(r.startswith(f"/{name}/") for r in requests), name
-    for ds in ("mnist", "cifar10"):
+    for ds in ("mnist", "fashion-mnist", "cifar10"):
         assert (run_dir / "resources" / "datasets" / ds / ".verified").is_file()
     # each file fetched once: later jobs reuse the verified copies
     assert len(requests) == len(set(requests)), requests
@@ -145,13 +131,13 @@ def test_fig3_fig4_have_the_paper_datasets_models_and_sampled_audits(run_dir):
         csv = pd.read_csv(base.with_suffix(".csv"))
         assert set(csv["algo"]) == {"pate", "capc", "promptpate"}
         pc = csv[csv["algo"].isin(["pate", "capc"])]
-        assert set(pc["dataset"]) == {"mnist", "cifar10"} and set(pc["adversary"]) == advs
+        assert set(pc["dataset"]) == {"mnist", "fashion-mnist", "cifar10"} and set(pc["adversary"]) == advs
         assert set(csv.loc[csv["algo"] == "promptpate", "dataset"]) == set(paper["promptpate"]["datasets"])
         assert np.isfinite(csv["epsilon"]).all()
     s = pd.read_csv(run_dir / "results" / "chadha2024" / "private_prediction" / "pate" / "summary.csv")
     assert set(s["model"]) == {"lenet5", "wrn16-4"}
-    assert dict(zip(s["dataset"], s["model"])) == {"mnist": "lenet5", "cifar10": "wrn16-4"}
-    assert dict(zip(s["dataset"], s["sigma"])) == {"mnist": 40, "cifar10": 25}
+    assert dict(zip(s["dataset"], s["model"])) == {"mnist": "lenet5", "fashion-mnist": "wrn16-4", "cifar10": "wrn16-4"}
+    assert dict(zip(s["dataset"], s["sigma"])) == {"mnist": 40, "fashion-mnist": 40, "cifar10": 25}
     # sampled audits at the configured T, on the torch sampler
     for algo in ("pate", "capc"):
         s = pd.read_csv(run_dir / "results" / "chadha2024" / "private_prediction" / algo / "summary.csv")
