@@ -19,3 +19,13 @@ def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict 
 def output_of(proc: subprocess.CompletedProcess) -> str:
     """Exit code and the tails of stdout / stderr, for assertion messages."""
     return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
+
+
+def assert_figure_files(base: Path) -> Path:
+    """A figure target's triplet at ``base`` (no suffix): a PDF, a PNG and a non-empty CSV of the
+    plotted numbers (ppaudit.io.write_figure_outputs). Returns the CSV's path."""
+    assert base.with_suffix(".pdf").read_bytes().startswith(b"%PDF"), base
+    assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), base
+    csv = base.with_suffix(".csv")
+    assert csv.stat().st_size > 0, csv
+    return csv

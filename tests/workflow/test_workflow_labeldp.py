@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from workflow_runner import output_of, run_snakemake  # noqa: E402
+from workflow_runner import assert_figure_files, output_of, run_snakemake  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
@@ -62,8 +62,7 @@ def labeldp_run(tmp_path_factory) -> Path:
 @pytest.mark.timeout(600)
 def test_obs_fig2_outputs_and_numbers(labeldp_run):
     base = labeldp_run / "results" / "figures" / "labeldp" / "obs_fig2"
-    assert base.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
-    assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert_figure_files(base)
     df = pd.read_csv(base.with_suffix(".csv"))
     assert set(df["num_classes"]) == {2, 5}
     assert set(df["counterfactual"]) == {"true_posterior", "logistic_regression"}

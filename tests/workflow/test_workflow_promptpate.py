@@ -26,7 +26,7 @@ import yaml
 
 from ppaudit.accounting import gnmax_rdp_data_independent, rdp_to_dp
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
-from workflow_runner import output_of
+from workflow_runner import assert_figure_files, output_of
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
@@ -78,8 +78,7 @@ def prefix(run_dir: Path) -> Path:
 def test_appendix_figures_written(run_dir):
     for i in range(17, 25):
         base = run_dir / "results" / "figures" / "chadha2024" / f"fig{i}"
-        assert base.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
-        assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        assert_figure_files(base)
         csv = pd.read_csv(base.with_suffix(".csv"))
         assert set(csv["panel"]) == {"bars", "rdp"}
         assert set(csv.loc[csv["panel"] == "bars", "bar"]) == {

@@ -8,7 +8,6 @@ registry pins their MD5 (the kind of checksum the real entry pins) computed here
 from __future__ import annotations
 
 import hashlib
-import io
 
 import numpy as np
 import pytest

@@ -1,6 +1,5 @@
 """The auditor's self-check: soundness on correct mechanisms, power on planted bugs (ppaudit.selfcheck)."""
 
-import numpy as np
 import pytest
 from scipy.stats import binom
 
