@@ -16,6 +16,15 @@ __all__ = ["plot_rr", "plot_tau_shift", "mia_comparison_table", "plot_mia_compar
 _CF = {"true_posterior": ("ground truth", "-", "o"), "logistic_regression": ("logistic regression", "--", "s")}
 
 
+
+def _finish(fig, axes, title: str, legend_size: int = 8):
+    """The common frame of the ε_emp panels: y label on the first panel, legend on the last, title."""
+    axes[0][0].set_ylabel("empirical ε (95% conf.)")
+    axes[0][-1].legend(fontsize=legend_size)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
 def plot_rr(summary: pd.DataFrame, guess_fraction: float, title: str):
     """ε_emp (mean ± std) vs ε_theory, one panel per k, one curve per counterfactual source."""
     s = summary[np.isclose(summary["guess_fraction"], guess_fraction)]
@@ -32,11 +41,7 @@ def plot_rr(summary: pd.DataFrame, guess_fraction: float, title: str):
         ax.set_title(f"k = {k}")
         ax.set_xlabel("theoretical ε")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("empirical ε (95% conf.)")
-    axes[0][-1].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, title)
 
 
 def plot_tau_shift(summary: pd.DataFrame, title: str):
@@ -53,11 +58,7 @@ def plot_tau_shift(summary: pd.DataFrame, title: str):
         ax.set_title(f"ε_theory = {e:g}")
         ax.set_xlabel("τ")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("empirical ε (95% conf.)")
-    axes[0][-1].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, title)
 
 
 _ATTACKS = {"lia": ("observational LIA", "o"), "calibrated_mia": ("calibration MIA", "s"), "rmia": ("RMIA (offline)", "^")}
@@ -119,8 +120,4 @@ def plot_mia_comparison(table: pd.DataFrame, attacks, title: str):
         ax.set_xlabel("theoretical ε")
         ax.set_title(f"{ds}: {algo}", fontsize=8)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("empirical ε (95% conf.)")
-    axes[0][-1].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, title, legend_size=7)
