@@ -29,3 +29,12 @@ def assert_figure_files(base: Path) -> Path:
     csv = base.with_suffix(".csv")
     assert csv.stat().st_size > 0, csv
     return csv
+
+
+def tiny_section(name: str) -> dict:
+    """``chadha2024.<name>`` of tests/configs/tiny.yaml over its shared ``chadha2024.audit_defaults``
+    (e.g. the orders): the values the workflow's jobs see for that mechanism section."""
+    import yaml
+
+    chadha = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())["chadha2024"]
+    return {**chadha.get("audit_defaults", {}), **chadha[name]}

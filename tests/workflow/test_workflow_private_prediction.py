@@ -30,19 +30,13 @@ from ppaudit.accounting import rdp_to_dp
 from ppaudit.audit import epsilon_floor
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
-from workflow_runner import assert_figure_files, output_of, run_snakemake  # tests/workflow_runner.py
+from workflow_runner import assert_figure_files, output_of, run_snakemake, tiny_section  # tests/workflow_runner.py
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 #: PATE/CaPC: Figs. 3/4 and the findings table, which also builds the Private-kNN part (and the
 #: PromptPATE one); Private-kNN: Fig. 5 and the worst-case Nat-AdvQ appendix figure.
 TARGETS = ("chadha_fig3", "chadha_fig4", "chadha_findings", "chadha_fig5", "chadha_fig25")
-
-
-def tiny_pc() -> dict:
-    """chadha2024.pate_capc of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
-    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
-    return {**chadha.get("audit_defaults", {}), **chadha["pate_capc"]}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +54,7 @@ def run_dir(tmp_path_factory) -> Path:
 
 
 def audit_dir(run_dir: Path, algo: str, adversary: str) -> Path:
-    cfg = tiny_pc()
+    cfg = tiny_section("pate_capc")
     sigma = cfg["dataset_settings"]["digits"]["sigma"]
     seed = yaml.safe_load(TINY.read_text())["seed"]
     return run_dir / "results" / "audits" / algo / "digits" / "logreg" / f"seed{seed}" / adversary / f"sigma{sigma:g}"
@@ -101,7 +95,7 @@ def test_fig3_fig4_files_and_panels(run_dir):
 @pytest.mark.timeout(900)
 def test_data_independent_bar_is_the_closed_form(run_dir):
     # n_Q repetitions (AdvQ) or n_Q natural queries (Pois-NatQ) of α/σ² each, then Thm 1.
-    cfg = tiny_pc()
+    cfg = tiny_section("pate_capc")
     sigma, nq = cfg["dataset_settings"]["digits"]["sigma"], cfg["num_queries"]
     orders = np.asarray(cfg["orders"], dtype=float)
     expected = rdp_to_dp(nq * orders / sigma**2, orders, 1e-6)
@@ -158,7 +152,7 @@ def test_per_query_audits_are_lower_bounds_and_theory_upper_bounds(run_dir):
             # the null canary (a canary not in the training data) audits at the floor
             ctl = summary[(summary["case"] == "control") & summary["column"].isin(["two_cut_cp", "exact", "two_cut_transcript"])]
             np.testing.assert_allclose(ctl["epsilon"], ctl["eps_floor"], rtol=1e-9)
-            assert (summary["num_canary_instantiations"] == tiny_pc()["canary_instantiations"]).all()
+            assert (summary["num_canary_instantiations"] == tiny_section("pate_capc")["canary_instantiations"]).all()
     # CaPC with a deterministic learner: point-mass teachers, exact RDP by enumeration
     pq = pd.read_csv(audit_dir(run_dir, "capc", "pois-advq") / "per_query.csv")
     assert set(pq["exact_method"]) <= {"enumerate", "identical"}
@@ -226,12 +220,6 @@ def test_pate_capc_config_errors_name_the_key(tmp_path):
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq-test", "pois-natq-train", "pois-natq-embedding")
 
 
-def tiny_knn() -> dict:
-    """chadha2024.knn of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
-    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
-    return {**chadha.get("audit_defaults", {}), **chadha["knn"]}
-
-
 def _summary(run_dir: Path) -> pd.DataFrame:
     return pd.read_csv(run_dir / "results" / "chadha2024" / "private_prediction" / "knn" / "summary.csv")
 
@@ -242,7 +230,7 @@ def test_figures_and_features_written(run_dir):
     for fig in ("fig5", "fig25"):
         base = run_dir / "results" / "figures" / "chadha2024" / fig
         assert_figure_files(base)
-    cfg = tiny_knn()
+    cfg = tiny_section("knn")
     for ds, dim in (("rotten-tomatoes", 384), ("fashion-mnist", 1280)):
         st = cfg["dataset_settings"][ds]
         folder = run_dir / "results" / "features" / ds / st["encoder"] / "seed7"
@@ -260,7 +248,7 @@ def test_figures_and_features_written(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(900)
 def test_audits_are_ordered_per_query_and_composed(run_dir):
-    cfg = tiny_knn()
+    cfg = tiny_section("knn")
     s = _summary(run_dir)
     assert set(s["dataset"]) == set(cfg["datasets"]) and set(s["adversary"]) == set(ADVERSARIES)
     assert set(s["case"]) == {"worst", "max", "average"} and (s["algo"] == "knn").all()
@@ -322,7 +310,7 @@ def test_findings_and_figure_tables(run_dir):
 
     f = pd.read_csv(run_dir / "results" / "tables" / "findings" / "knn.csv")
     assert list(f.columns) == list(FINDINGS_COLUMNS) and (f["algo"] == "knn").all()
-    cfg = tiny_knn()
+    cfg = tiny_section("knn")
     for ds in cfg["datasets"]:
         g = f[f["dataset"] == ds]
         assert set(g.loc[g["finding"] == "audit<=exact<=di", "adversary"]) == set(ADVERSARIES)

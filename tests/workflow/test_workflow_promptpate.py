@@ -26,7 +26,7 @@ import yaml
 
 from ppaudit.accounting import gnmax_rdp_data_independent, rdp_to_dp
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
-from workflow_runner import assert_figure_files, output_of
+from workflow_runner import assert_figure_files, output_of, tiny_section
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
@@ -44,12 +44,6 @@ def run_snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProce
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
-
-
-def tiny_pp() -> dict:
-    """chadha2024.promptpate of the tiny config over its shared chadha2024.audit_defaults (e.g. orders)."""
-    chadha = yaml.safe_load(TINY.read_text())["chadha2024"]
-    return {**chadha.get("audit_defaults", {}), **chadha["promptpate"]}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +85,7 @@ def test_appendix_figures_written(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(600)
 def test_summary_has_the_pate_columns_and_closed_forms(run_dir):
-    cfg = tiny_pp()
+    cfg = tiny_section("promptpate")
     s = pd.read_csv(run_dir / SUMMARY)
     assert list(s.columns) == PC_COLUMNS
     assert set(s["algo"]) == {"promptpate"} and set(s["model"]) == {MODEL_NAME}
@@ -121,7 +115,7 @@ def test_summary_has_the_pate_columns_and_closed_forms(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(600)
 def test_votes_and_prediction_cache_on_rerun(run_dir):
-    cfg = tiny_pp()
+    cfg = tiny_section("promptpate")
     votes = np.load(run_dir / "results" / "votes" / prefix(run_dir) / "votes.npz")
     assert votes["teacher_votes"].shape == (cfg["num_teachers"], cfg["num_queries"])
     assert votes["nat_advq_votes"].shape == votes["pois_advq_votes"].shape == (cfg["num_queries"],)
