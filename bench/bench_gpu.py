@@ -72,7 +72,9 @@ def raw_rate(dev, trials, c, rows, scaled):
     return counts
 
 
-def bench_mc(dev, device_arg, trials, c, numpy_too):
+def bench_mc(dev, device_arg, trials, c, numpy_too) -> dict:
+    """Prints the Monte Carlo rates; returns them (trials/s) under the keys of
+    :data:`ppaudit.workflow.gpu_budget.RATE_KEYS`."""
     import torch
 
     from ppaudit.montecarlo import (
@@ -107,6 +109,7 @@ def bench_mc(dev, device_arg, trials, c, numpy_too):
         t_npm, _ = best_of(lambda: model_noisy_argmax_counts(model.sampler("S_prime"), c, sigma, nt // 4, rng=2, device="cpu"), dev, repeat=2)
         print(f"  numpy engine (device='cpu'), fixed: {nt / t_np:12.4g} trials/s;  torch/numpy = {(nt / t_np and (trials / t_ours) / (nt / t_np)):.2f}")
         print(f"  numpy engine (device='cpu'), PATE model: {(nt // 4) / t_npm:12.4g} trials/s;  torch/numpy = {(mtrials / t_model) / ((nt // 4) / t_npm):.2f}")
+    return {"mc_raw_trials_per_s": trials / t_raw, "mc_fixed_trials_per_s": trials / t_ours, "mc_model_trials_per_s": mtrials / t_model}
 
 
 def _teacher_data(model, n_teachers, size, nq, seed=0):
@@ -122,6 +125,8 @@ def _teacher_data(model, n_teachers, size, nq, seed=0):
 
 
 def bench_teachers(dev, model, n_teachers, block, size, epochs, nq, seq_teachers):
+    """Prints teachers/s one at a time and in blocks; returns ``(datasets, xq, seeds, rates)``,
+    ``rates`` the seconds per teacher-image-epoch (batch 16) of both ways."""
     from ppaudit.models.batched import train_and_predict_block
     from ppaudit.models.teachers import _params, train_and_predict
 
@@ -164,7 +169,10 @@ def bench_teachers(dev, model, n_teachers, block, size, epochs, nq, seq_teachers
         import torch
 
         print(f"  peak GPU memory: {torch.cuda.max_memory_allocated(dev) / 2**30:.2f} GiB")
-    return datasets, xq, seeds, t_blk
+    image_epochs = size * epochs
+    rates = {f"teacher_s_per_image_epoch:{model}:one_at_a_time": t_seq / image_epochs,
+             f"teacher_s_per_image_epoch:{model}:block": t_blk / image_epochs}
+    return datasets, xq, seeds, rates
 
 
 def bench_determinism(dev, model, datasets, xq, seeds, block, epochs):
@@ -197,12 +205,11 @@ def bench_determinism(dev, model, datasets, xq, seeds, block, epochs):
     return same_block and same_one
 
 
-def bench_labeldp(dev, images: int, epochs: int) -> bool:
+def bench_labeldp(dev, images: int, epochs: int) -> tuple[bool, dict]:
     """Label DP at the papers' scale (issue 17 item 5): the WRN-16-4 soft-label trainer
     (ppaudit.models.soft_label) on ``images`` CIFAR-shaped uint8 images, ``epochs`` epochs,
     deterministic kernels: images/s (to size Obs. Table 1 and Malek Tables 5–6) and the same
-    probabilities twice."""
-    import numpy as np
+    probabilities twice. Returns (identical, {"labeldp_images_per_s": rate})."""
 
     from ppaudit.models.soft_label import torch_fit_predict_soft
 
@@ -217,7 +224,7 @@ def bench_labeldp(dev, images: int, epochs: int) -> bool:
     same = a.tobytes() == b.tobytes()
     print(f"label DP (WRN-16-4 on soft labels, {images} images × {epochs} epochs on {dev}): {images * epochs / t:10.4g} images/s "
           f"({t:.1f} s); same seed twice identical: {'yes' if same else 'no'}")
-    return same
+    return same, {"labeldp_images_per_s": images * epochs / t}
 
 
 def main(argv=None) -> int:
@@ -233,6 +240,8 @@ def main(argv=None) -> int:
     ap.add_argument("--train-size", type=int, default=None, help="images per teacher (default 240; 40 with --quick)")
     ap.add_argument("--epochs", type=int, default=None, help="epochs (default 10; 1 with --quick)")
     ap.add_argument("--queries", type=int, default=None, help="query points (default 1000; 50 with --quick)")
+    ap.add_argument("--json", default=None, metavar="FILE",
+                    help="also write the measured rates to FILE (JSON; the --rates input of bench/gpu_hours.py)")
     args = ap.parse_args(argv)
     import torch
 
@@ -250,12 +259,25 @@ def main(argv=None) -> int:
     epochs = args.epochs or (1 if q else 10)
     nq = args.queries or (50 if q else 1000)
     print(f"torch {torch.__version__}, device {dev}" + (f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else f", {torch.get_num_threads()} threads"))
-    bench_mc(dev, device_arg, trials, args.classes, numpy_too=dev.type == "cpu")
+    rates = bench_mc(dev, device_arg, trials, args.classes, numpy_too=dev.type == "cpu")
     ok = True
     for model in [args.model] if args.model else ["lenet5", "wrn16-4"]:
-        datasets, xq, seeds, _ = bench_teachers(dev, model, teachers, block, size, epochs, nq, seq_teachers)
+        datasets, xq, seeds, teacher_rates = bench_teachers(dev, model, teachers, block, size, epochs, nq, seq_teachers)
+        rates.update(teacher_rates)
         ok &= bench_determinism(dev, model, datasets, xq, seeds, min(block, 8 if dev.type == "cpu" else 50), epochs)
-    ok &= bench_labeldp(dev, 256 if q else 10_000, 1 if q else 2)
+    same, labeldp_rate = bench_labeldp(dev, 256 if q else 10_000, 1 if q else 2)
+    ok &= same
+    rates.update(labeldp_rate)
+    if args.json:
+        import json
+
+        from ppaudit.io import atomic_path
+
+        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
+        doc = {"source": f"bench/bench_gpu.py on {name}, torch {torch.__version__}" + (" (--quick sizes)" if q else ""), "rates": rates}
+        with atomic_path(args.json) as tmp, open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=1, sort_keys=True)
+        print(f"rates written to {args.json}")
     return 0 if ok else 1
 
 

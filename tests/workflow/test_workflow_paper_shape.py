@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from dataset_fixtures import write_registry
 from local_http import LocalServer
 from paper_override import assert_sizes_only
@@ -165,3 +164,39 @@ def test_wang_svhn_attack_with_confident_gnmax(run_dir):
     assert set(attacks["accountant"]) == {"confident_gnmax"} and set(attacks["procedure"]) == {"paper", "ours"}
     assert (attacks["threshold"] == paper["threshold"]).all() and (attacks["sigma_threshold"] == paper["sigma_threshold"]).all()
     assert np.isfinite(attacks["error"]).all() and (attacks["privacy_cost"] > 0).all()
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(1500)
+def test_gpu_budget_counts_the_teachers_this_run_trained(run_dir):
+    """ppaudit.workflow.gpu_budget (README "GPU hours at paper scale") counts, on this run's config,
+    the teachers the run trained: the teachers of S and the canary teachers exactly, the
+    canary-free twins (one per distinct instantiation and cell of a canary file) at most its bound."""
+    from ppaudit.workflow.gpu_budget import load_workflow_config, paper_work
+
+    config = load_workflow_config(REPO / "config" / "config.yaml", PAPER, run_dir / "sizes.yaml")
+    rows = {ds: (N_TRAIN, N_TEST) for ds in ("mnist", "fashion-mnist", "cifar10")}
+    work = {w.unit: w for w in paper_work(config, gpu_only=False, split_rows=rows)}
+    trained: dict[str, dict[str, int]] = {}
+    image_epochs: dict[str, float] = {}
+    k = SIZES["chadha2024"]["pate_capc"]["dataset_settings"]["mnist"]["num_teachers"]
+    epochs = _SMALL_TEACHER["epochs"]
+    for f in (run_dir / "results" / "votes").rglob("votes_S.npz"):
+        model = f.parent.parent.name
+        n = int(np.prod(np.load(f)["votes_S"].shape[:2]))  # (N_g, k, n_Q)
+        trained.setdefault(model, {"teachers_S": 0, "canary_teachers": 0, "twins": 0})["teachers_S"] += n
+        image_epochs[model] = image_epochs.get(model, 0.0) + n * N_TRAIN / k * epochs
+    for f in (run_dir / "results" / "votes").rglob("votes_S_prime.npz"):
+        model = f.parents[2].name
+        z = np.load(f)
+        n_c, n_g = z["votes_S_prime"].shape[:2]
+        twins = len({(g, int(z["slots"][c, g])) for c in range(n_c) for g in range(n_g)})
+        trained[model]["canary_teachers"] += n_c * n_g
+        trained[model]["twins"] += twins
+        image_epochs[model] += (n_c * n_g * (N_TRAIN / k + 1) + twins * N_TRAIN / k) * epochs
+    assert set(trained) == {"lenet5", "wrn16-4"}
+    for model, got in trained.items():
+        w = work[f"{model} teacher image-epochs"]
+        assert got["teachers_S"] == w.counts["teachers_S"] and got["canary_teachers"] == w.counts["canary_teachers"], (model, got, w.counts)
+        assert 0 < got["twins"] <= w.counts["twins_max"], (model, got, w.counts)
+        assert image_epochs[model] <= w.amount + 1e-9 and w.rate_key == f"teacher_s_per_image_epoch:{model}:block"

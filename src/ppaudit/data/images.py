@@ -19,6 +19,7 @@ from .download import DatasetInfo
 __all__ = [
     "read_idx",
     "load_idx_dataset",
+    "IMAGE_ROWS",
     "load_cifar10",
     "load_svhn",
     "fashion_mnist_package_dir",
@@ -29,6 +30,14 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- readers
 
+#: Rows of the standard splits of the downloadable image datasets (the papers' full sets):
+#: ``(name, split) -> rows``. Used to size paper-scale runs (:mod:`ppaudit.workflow.gpu_budget`).
+IMAGE_ROWS = {
+    ("mnist", "train"): 60000, ("mnist", "test"): 10000,
+    ("fashion-mnist", "train"): 60000, ("fashion-mnist", "test"): 10000,
+    ("cifar10", "train"): 50000, ("cifar10", "test"): 10000,
+    ("svhn", "train"): 73257, ("svhn", "test"): 26032,
+}
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 

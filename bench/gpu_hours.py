@@ -1,0 +1,103 @@
+"""GPU hours of a paper-scale run per target group (issue 17, item 4), from measured rates.
+
+Counts the GPU work of the workflow config (default ``config/config.yaml`` + ``config/paper.yaml``)
+with :func:`ppaudit.workflow.gpu_budget.paper_work` and times it at the rates of ``--rates``
+(the JSON that ``bench/bench_gpu.py --json FILE`` writes on the GPU that will run the job), or,
+without it, at the H100 figures issue 17 quotes (:data:`ppaudit.workflow.gpu_budget.ISSUE17_H100`:
+the code before its changes, teachers one at a time, the raw sampler rate). Prints a Markdown
+table; ``--write-readme`` puts it in the README between ``<!-- gpu-hours:begin -->`` and
+``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale"); ``--csv FILE`` also writes the
+rows as CSV.
+
+Run: ``.venv/bin/python bench/gpu_hours.py`` or
+``.venv/bin/python bench/gpu_hours.py --rates rates.json --configfile config/config.yaml config/paper.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+BEGIN_MARKER = "<!-- gpu-hours:begin -->"
+END_MARKER = "<!-- gpu-hours:end -->"
+
+
+def _amount(row) -> str:
+    a = row["amount"]
+    text = f"{a:.3g}" if a >= 1e7 else f"{a:,.0f}"
+    return ("≤ " if row["bound"] else "") + text
+
+
+def table(rows, source: str) -> str:
+    lines = [
+        f"Rates: {source}.",
+        "",
+        "| target group | targets | work | amount | rate used | GPU hours |",
+        "| --- | --- | --- | ---: | --- | ---: |",
+    ]
+    for r in rows:
+        used = r["rate_used"] or "not measured"
+        if r["rate_used"] and r["rate_used"] != r["rate_key"]:
+            used += f" (for {r['rate_key']})"
+        prefix = {"upper": "≤ ", "lower": "≥ ", "exact": "", "neither": "≈ "}.get(r["hours_are"], "")
+        hours = "—" if r["gpu_hours"] is None else prefix + f"{r['gpu_hours']:.3g}"
+        if r["hours_are"] == "neither":
+            hours += " × (raw rate / ours)"
+        lines.append(f"| {r['group']} | {r['targets']} | {r['unit']}: {r['detail']} | {_amount(r)} | {used} | {hours} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from ppaudit.workflow.gpu_budget import (
+        ISSUE17_H100,
+        gpu_hours,
+        load_workflow_config,
+        paper_work,
+    )
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--configfile", nargs="+", default=[str(REPO / "config" / "config.yaml"), str(REPO / "config" / "paper.yaml")])
+    ap.add_argument("--rates", default=None, help="JSON of bench/bench_gpu.py --json (default: the H100 figures of issue 17)")
+    ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
+    ap.add_argument("--write-readme", action="store_true", help="put the table in README.md between the gpu-hours markers")
+    args = ap.parse_args(argv)
+    if args.rates:
+        doc = json.loads(Path(args.rates).read_text())
+        if not isinstance(doc, dict) or not isinstance(doc.get("rates"), dict):
+            print(f"error: {args.rates} is not a bench_gpu.py --json file (needs a 'rates' mapping)", file=sys.stderr)
+            return 2
+    else:
+        doc = ISSUE17_H100
+    try:
+        config = load_workflow_config(*args.configfile)
+    except (OSError, TypeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows = gpu_hours(paper_work(config), doc["rates"])
+    known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None]
+    text = (table(rows, doc.get("source", args.rates or "?"))
+            + f"\n\nSum where a rate is known: {sum(known):.3g} GPU hours ({len(known)} of {len(rows)} items; "
+            "≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours). "
+            "Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
+    print(text)
+    if args.write_readme:
+        from bench_default import splice_readme  # bench/, beside this script
+
+        README.write_text(splice_readme(README.read_text(encoding="utf-8"), text, BEGIN_MARKER, END_MARKER), encoding="utf-8")
+        print(f"README.md updated between {BEGIN_MARKER} and {END_MARKER}")
+    if args.csv:
+        import pandas as pd
+
+        from ppaudit.io import atomic_path
+
+        with atomic_path(args.csv) as tmp:
+            pd.DataFrame(rows).to_csv(tmp, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
