@@ -356,6 +356,10 @@ def train_teachers(
     trained ``B`` at a time as one stacked model (:func:`ppaudit.models.batched.train_and_predict_block`),
     each with the same data, seed, shuffling and optimiser as one at a time; a worker trains
     whole blocks (chunks are multiples of ``B``), so the votes do not depend on ``n_jobs``.
+    On a CUDA device blocks are trained by this one process whatever ``n_jobs``: a block
+    already fills the GPU, and each worker process would hold its own block on the same device
+    (measured on the CPU, a WRN-16-4 teacher's training step at batch 16 holds ≈ 114 MiB, so a
+    block of 250 holds ≈ 28 GiB; four workers would exceed an 80 GB GPU) and time-share it.
 
     Args:
         model: one of :data:`TEACHER_MODELS`.
@@ -387,6 +391,8 @@ def train_teachers(
     if any(j.canary is not None for j in jobs) and (canary_x is None or canary_y is None):
         raise ValueError("jobs reference canaries but canary_x / canary_y were not given")
     n_workers = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    if block and str(p.get("device", "cpu")).startswith("cuda"):
+        n_workers = 1  # one process drives the GPU, one block at a time (docstring)
     out = np.empty((len(jobs), nq), dtype=np.int64)
     bar = tqdm(total=len(jobs), disable=not progress, desc=desc, unit="teacher", mininterval=2.0)
     if block:

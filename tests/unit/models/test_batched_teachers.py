@@ -178,3 +178,26 @@ def test_masked_batchnorm_equals_fused_batchnorm_on_full_batches():
     y, _, _ = run(False, m)
     ref = torch.nn.functional.batch_norm(x[:9, 3:], None, None, training=True, eps=1e-5)
     np.testing.assert_allclose(y[:9, 3:].detach().numpy(), ref.numpy(), atol=2e-5)
+
+
+def test_cuda_blocks_are_trained_by_one_process_whatever_n_jobs(monkeypatch):
+    """On a CUDA device a block fills the GPU: train_teachers trains the blocks in this process (n_jobs
+    ignored) instead of one block per worker on the same device. A stand-in for the block trainer
+    records where and how it is called (loky workers would not see it and fail without CUDA)."""
+    import os
+
+    from ppaudit.models import batched
+
+    calls = []
+
+    def fake_block(model, datasets, x_query, num_classes, seeds, params):
+        calls.append((os.getpid(), len(datasets), params["device"]))
+        return np.zeros((len(datasets), len(x_query)), dtype=np.int64)
+
+    monkeypatch.setattr(batched, "train_and_predict_block", fake_block)
+    datasets, (xq, _) = _data((1, 8, 8), [40], 5)
+    x, y = datasets[0]
+    jobs = [TeacherJob(np.arange(8 * i, 8 * i + 8), np.random.SeedSequence([1, i])) for i in range(5)]
+    out = train_teachers("mlp", x, y, xq, jobs, 4, params={"epochs": 1, "batch_teachers": 2, "device": "cuda"}, n_jobs=4)
+    assert out.shape == (5, 5)
+    assert calls == [(os.getpid(), 2, "cuda"), (os.getpid(), 2, "cuda"), (os.getpid(), 1, "cuda")]
