@@ -56,9 +56,9 @@ def test_gpu_rules_request_a_gpu():
         assert in_profile or in_rule, f"{name} requests no GPU"
 
 
-def _dry_run(tmp_path: Path, *extra: str) -> str:
+def _dry_run(tmp_path: Path, *extra: str, target: str = "chadha_fig6") -> str:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "-n", "--profile", str(PROFILE),
-           "chadha_fig6", "--directory", str(tmp_path), "--configfile", str(TINY), *extra]
+           target, "--directory", str(tmp_path), "--configfile", str(TINY), *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     return proc.stdout + proc.stderr
@@ -99,3 +99,15 @@ def test_every_job_rule_sets_memory_and_runtime():
         if re.search(r"^    log:", block, flags=re.M) and not {"mem_mb", "runtime"} <= _resource_keys(block)
     }
     assert not missing, f"rules without mem_mb/runtime: {missing}"
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(300)
+def test_knn_audit_requests_a_gpu_only_where_it_samples_on_one(tmp_path):
+    """audit_knn samples on the GPU only with nonenumerable: sample; paper.yaml's Rao–Blackwellised
+    audit runs no sampler, so with audit_device: cuda it neither asks for a GPU nor enters CUDA."""
+    target = "results/chadha2024/private_prediction/knn/summary.csv"
+    for nonenumerable, gpu in (("rao-blackwell", "0"), ("sample", "1")):
+        out = _dry_run(tmp_path / nonenumerable, "--config", "chadha2024={'knn': {'audit_device': 'cuda', 'nonenumerable': '%s'}}" % nonenumerable,
+                       target=target)
+        assert _job_resources(out, "audit_knn")["gpu"] == gpu, (nonenumerable, _job_resources(out, "audit_knn"))

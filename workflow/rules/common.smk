@@ -397,6 +397,18 @@ KNN_WILDCARDS = dict(
 )
 
 
+def knn_audit_device():
+    """Monte Carlo device of audit_knn: chadha2024.knn.audit_device where the audit samples
+    (nonenumerable: sample), else "cpu". The Rao–Blackwellised (paper.yaml) and exact-count
+    audits run no sampler, so a GPU would sit idle (and device_scope("cuda") would demand one)."""
+    return get_config(*KNN, "audit_device") if get_config(*KNN, "nonenumerable") == "sample" else "cpu"
+
+
+def knn_audit_gpu(wildcards):
+    """resources.gpu of audit_knn: 1 where it samples on CUDA (knn_audit_device), else 0."""
+    return 1 if str(knn_audit_device()).startswith("cuda") else 0
+
+
 def get_knn_advq_candidates(wildcards):
     """AdvQ candidates of a dataset: its own setting ("all" → None = every query), else the global one."""
     n = get_config(*KNN, "dataset_settings", wildcards.dataset, "advq_candidates")

@@ -80,8 +80,9 @@ rule audit_knn:
         sample_trials=lambda wildcards: get_config(*KNN, "sample_trials_advq" if wildcards.adversary.endswith("advq") else "sample_trials_natq"),
         **config_params(
             KNN, "orders", "confidence", "min_nu", "bonferroni", "exact", "exact_draws", "max_support",
-            "audit_device", "nonenumerable", "rb_displaced", "transcript_event_audit"
+            "nonenumerable", "rb_displaced", "transcript_event_audit"
         ),
+        audit_device=knn_audit_device(),
         rb_draws=lambda wildcards: get_config(*KNN, "rb_draws_advq" if wildcards.adversary.endswith("advq") else "rb_draws_natq"),
         delta=get_config(*KNN, "delta"),
         seed=lambda wildcards: int(wildcards.seed),
@@ -95,6 +96,7 @@ rule audit_knn:
     resources:
         mem_mb=4000,
         runtime=720,
+        gpu=knn_audit_gpu,
     conda:
         "../../envs/features.yaml"
     script:
