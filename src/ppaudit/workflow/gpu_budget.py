@@ -151,6 +151,13 @@ def _on(device: Any, gpu_only: bool) -> bool:
     return not gpu_only or str(device or "cpu").startswith("cuda")
 
 
+def _candidates(pc: Mapping[str, Any]) -> dict[str, int]:
+    """Canary candidates per adversary of the PATE / CaPC section: ``n_c = min(candidates, n_Q)``
+    (``select_candidates`` picks at most one per query)."""
+    n_q = int(pc["num_queries"])
+    return {adversary: min(int(cand), n_q) for adversary, cand in pc["candidates"].items()}
+
+
 def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Work]:
     """PATE / CaPC teachers (rules ``train_teachers`` and ``train_canary_teachers``; Chadha et al.
     2024 Alg. 1, App. D.1): per dataset and algorithm ``N_g·k`` teachers of S, and per adversary
@@ -161,7 +168,7 @@ def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Wo
     if pc.get("source") != "download":
         return []
     way = "block" if int(pc.get("batch_teachers") or 0) > 0 else "one_at_a_time"
-    n_q = int(pc["num_queries"])
+    n_cs = _candidates(pc).values()
     ng, ng_c = pc["num_instantiations"], int(pc["canary_instantiations"])
     per_model: dict[str, list[float]] = {}
     for ds in pc["datasets"]:
@@ -178,8 +185,7 @@ def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Wo
         teachers = canaries = twins = 0
         for algo in ("pate", "capc"):
             teachers += int(ng[algo]) * k
-            for cand in pc["candidates"].values():
-                n_c = min(int(cand), n_q)
+            for n_c in n_cs:
                 canaries += n_c * ng_c
                 twins += min(n_c * ng_c, ng_c * k)
         acc = per_model.setdefault(model, [0, 0, 0, 0.0])
@@ -205,12 +211,8 @@ def _audit_work(cfg: Mapping[str, Any], gpu_only: bool) -> list[Work]:
         return []
     n_q = int(pc["num_queries"])
     trials = int(pc["sample_trials"])
-    pairs = 0
-    for _algo in ("pate", "capc"):
-        for _ds in pc["datasets"]:
-            for adversary, cand in pc["candidates"].items():
-                n_c = min(int(cand), n_q)
-                pairs += n_c * (n_q if adversary == "pois-natq" else 1)
+    per_dataset = sum(n_c * (n_q if adversary == "pois-natq" else 1) for adversary, n_c in _candidates(pc).items())
+    pairs = 2 * len(pc["datasets"]) * per_dataset  # PATE and CaPC on every dataset
     return [Work("PATE / CaPC sampled audits", "chadha_fig3, chadha_fig4, chadha_findings", "Monte Carlo trials", 2.0 * trials * pairs,
                  "mc_model_trials_per_s", True, f"≤ {pairs:,} pairs × 2 sides × T = {trials:.0e} (enumerable pairs are exact and cost none)",
                  {"pairs_max": pairs})]
