@@ -14,12 +14,18 @@ one-sided audit (``k₋ = 0``, jax_privacy's ``CanaryScoreAuditor``) is the spec
 **Threshold selection** (which ``(k₊, k₋)`` — the audit is only valid if the choice is paid for):
 
 * ``"split"`` (default): a random ``selection_fraction`` of the canaries chooses ``(k₊, k₋)``
-  from the candidate grid (largest ε on that part); the chosen *score thresholds* are then
-  applied to the other canaries, which alone enter the audit (``m`` = their number). The
-  selection canaries act as known non-secret data: given them, the evaluation canaries'
-  bits are still i.i.d. fair coins, so Theorem 5 applies unchanged.
+  from the candidate grid (largest ε on that part); the chosen *numbers* of guesses, scaled to
+  the size of the other canaries (``r± = round(k± · n_eval / n_sel)``), are then made on
+  those by rank — positive on the ``r₊`` highest, negative on the ``r₋`` lowest scores — and
+  only they enter the audit (``m`` = their number). So ``c' = r₊ + r₋`` is fixed before the
+  evaluation scores are seen, as Theorem 12 requires of the adversary (at most ``c'`` guesses
+  almost surely); carrying the selection part's *score thresholds* over instead would make
+  ``c'`` random and output-dependent. The selection canaries act as known non-secret data:
+  given them, the evaluation canaries' bits are still i.i.d. fair coins, so Theorem 5 applies
+  unchanged. Ties in score are broken by the split's random order (independent of the bits).
 * ``"bonferroni"``: every candidate on all canaries, each at level ``γ/K`` (K candidates);
-  the largest ε is reported.
+  the largest ε is reported. Each candidate already guesses by rank (``k±`` fixed by the grid
+  and ``m``), so every test's ``c'`` is fixed in advance.
 * ``"fixed"``: the given ``(k₊, k₋)``, one test at level γ.
 
 The paper's own procedure (the maximum over a ``c'`` sweep without correction, App. E) is
@@ -187,7 +193,9 @@ class OneRunAudit:
         num_samples: ``m`` of the audit (the evaluation canaries under ``"split"``).
         num_guesses, num_correct: ``c'`` and ``c`` of the reported test.
         positive_guesses, negative_guesses: ``k₊`` and ``k₋`` of the reported test.
-        thresholds: ``(upper, lower)`` score thresholds (``"split"``), else ``None``.
+        thresholds: ``(upper, lower)``: under ``"split"`` the evaluation scores at the two rank
+            cuts (the ``r₊``-th highest, the ``r₋``-th lowest; descriptive only — the guesses
+            are made by rank), else ``None``.
         mu_lower_bound: the largest rejected μ (μ-GDP family).
         epsilon_lower_bound: ε at ``delta`` of that μ (Definition 8, the paper's report). It
             is a statement *within the GDP family* (no μ-GDP curve with ε(δ) below it fits);
@@ -366,16 +374,23 @@ def one_run_audit(
     cands = pd.DataFrame({"k_plus": pairs[:, 0], "k_minus": pairs[:, 1], "num_guesses": cp_s, "num_correct": c_s, "mu": mu_s})
     best = int(np.argmax(mu_s))
     kp, kn = int(pairs[best, 0]), int(pairs[best, 1])
-    ss = np.sort(s[sel])
-    hi = float(ss[-kp]) if kp > 0 else None
-    lo = float(ss[kn - 1]) if kn > 0 else None
+    # The guess *counts* on the evaluation part are fixed here, before it is looked at: the
+    # chosen shares of the selection part, scaled to the evaluation part's size (equal sizes
+    # under the default split of an even m). The adversary then guesses positive on the r+
+    # highest and negative on the r- lowest evaluation scores, so c' = r+ + r- almost surely
+    # (Theorem 12 needs at most c' guesses a.s.; score thresholds carried over from the
+    # selection part would make c' random and output-dependent).
+    n_ev = ev.size
+    rp = int(min(n_ev, round(kp * n_ev / n_sel)))
+    rn = int(min(n_ev - rp, round(kn * n_ev / n_sel)))
+    if rp + rn == 0:  # a tiny evaluation part rounds the shares to zero: guess once on the chosen side
+        rp, rn = (1, 0) if kp >= kn else (0, 1)
     se, te = s[ev], t[ev]
-    pos = se >= hi if hi is not None else np.zeros(se.size, dtype=bool)
-    neg = (se <= lo) & ~pos if lo is not None else np.zeros(se.size, dtype=bool)
-    cp = int(pos.sum() + neg.sum())
-    c = int((te & pos).sum() + (~te & neg).sum())
-    # (cp = 0 — no evaluation canary passes the thresholds — gives mu = 0 and rejects nothing.)
-    return _finish("split", ev.size, cp, c, int(pos.sum()), int(neg.sum()), (hi, lo), conf, d, tau, cands, claim, conf)
+    cp, c = _counts_for(se, te, np.array([[rp, rn]], dtype=np.int64))
+    order = np.argsort(-se, kind="stable")  # ties: the random order of the split, independent of the bits
+    hi = float(se[order[rp - 1]]) if rp > 0 else None
+    lo = float(se[order[n_ev - rn]]) if rn > 0 else None
+    return _finish("split", n_ev, cp[0], c[0], rp, rn, (hi, lo), conf, d, tau, cands, claim, conf)
 
 
 def one_run_audit_confusion(confusion, *, confidence: float = 0.95, delta: float = 1e-5, tau: float = 0.0,
