@@ -97,11 +97,11 @@ def main() -> None:
     counts = label_inference_counts(y, target, ref, cps, reps, np.random.default_rng(1))
     one_run._MU_CACHE.clear()
     t0 = time.perf_counter()
-    one_run.max_epsilon_lower_bound(np.broadcast_to(cps, counts.shape), counts, m, delta=delta)
+    one_run.max_epsilon_gdp_family(np.broadcast_to(cps, counts.shape), counts, m, delta=delta)
     t_lib_eps_sweep = time.perf_counter() - t0
     one_run._MU_CACHE.clear()
     t0 = time.perf_counter()
-    exact = one_run.epsilon_lower_bound(np.broadcast_to(cps, counts.shape), counts, m, delta=delta)
+    exact = one_run.epsilon_gdp_family(np.broadcast_to(cps, counts.shape), counts, m, delta=delta)
     t_lib_eps_all = time.perf_counter() - t0
 
     # ---------------- naive ----------------
@@ -135,7 +135,7 @@ def main() -> None:
     eps_naive_small = [naive_epsilon(int(a), int(b), ms, delta) for a, b in zip(cps_s, cs)]
     t_small = time.perf_counter() - t0
     t_small_model = per_step * iters * float(cs.sum())
-    eps_lib_small = one_run.epsilon_lower_bound(cps_s, cs, ms, delta=delta)
+    eps_lib_small = one_run.epsilon_gdp_family(cps_s, cs, ms, delta=delta)
 
     t_naive = t_naive_counts + t_naive_eps
     w = 48

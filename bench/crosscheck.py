@@ -41,7 +41,7 @@ import dp_accounting
 import numpy as np
 
 from ppaudit.accounting import gnmax_rdp_data_dependent, rdp_to_dp
-from ppaudit.attacks.one_run import epsilon_lower_bound, gdp_delta, gdp_epsilon, gdp_mu
+from ppaudit.attacks.one_run import epsilon_gdp_family, gdp_delta, gdp_epsilon, gdp_mu
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -155,11 +155,11 @@ def rows_jax_privacy():
     cases = _recorded("jax_privacy_one_run_values.json")["cases"]
     diff = 0.0
     for c in cases:
-        ours = float(epsilon_lower_bound(c["n_guess"], c["n_correct"], c["m"], delta=c["delta"],
+        ours = float(epsilon_gdp_family(c["n_guess"], c["n_correct"], c["m"], delta=c["delta"],
                                          confidence=1 - c["significance"]))
         diff = max(diff, abs(ours - c["epsilon"]))
     assert {c["significance"] for c in cases} == {0.05} and {c["delta"] for c in cases} == {1e-5}
-    return [("one-run f-DP eps (attacks.one_run.epsilon_lower_bound)",
+    return [("one-run f-DP eps (attacks.one_run.epsilon_gdp_family)",
              "jax_privacy _epsilon_one_run_fdp (recorded outputs)",
              f"{len(cases)}: m in 1e3..1e5, c' in 20..5000, gamma 0.05, delta 1e-5",
              f"{diff:.1e} (their xtol 1e-6, our mu tolerance 1e-5)")]

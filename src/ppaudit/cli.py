@@ -192,23 +192,24 @@ def _cmd_audit_counts(args) -> int:
 
 
 def _cmd_one_run(args) -> int:
-    from .attacks.one_run import gdp_epsilon, mu_lower_bound
-    from .blackbox.scores import _claim_rejected, dp_epsilon_lower_bound_one_run
+    from .attacks.one_run import GDP_FAMILY_NOTE, epsilon_lower_bound, gdp_epsilon, mu_lower_bound
+    from .blackbox.scores import _claim_rejected
 
     claim = _claim_from_args(args)
     mu = float(mu_lower_bound(args.guesses, args.correct, args.samples, confidence=args.confidence, tau=args.tau))
-    eps = float(gdp_epsilon(mu, args.delta))
-    eps_dp = dp_epsilon_lower_bound_one_run(args.guesses, args.correct, args.samples, args.delta, args.confidence, args.tau)
+    eps_gdp = float(gdp_epsilon(mu, args.delta))
+    eps = float(epsilon_lower_bound(args.guesses, args.correct, args.samples, args.delta, args.confidence, args.tau))
     rejected = None if claim is None else _claim_rejected(claim, args.guesses, args.correct, args.samples, args.confidence,
                                                           args.delta, args.tau)
     verdict = "no claim" if claim is None else ("violation" if rejected else "consistent")
     payload = {"num_guesses": args.guesses, "num_correct": args.correct, "num_samples": args.samples, "tau": args.tau,
-               "confidence": args.confidence, "delta": args.delta, "mu_lower_bound": mu, "epsilon_lower_bound": eps,
-               "epsilon_lower_bound_dp": eps_dp,
+               "confidence": args.confidence, "delta": args.delta, "epsilon_lower_bound": eps,
+               "mu_lower_bound": mu, "epsilon_gdp_family": eps_gdp, "epsilon_gdp_family_note": GDP_FAMILY_NOTE,
                "claim": None if claim is None else claim.to_dict(), "verdict": verdict, "procedure": "paper"}
     lines = [f"one-run audit: c'={args.guesses}, c={args.correct}, m={args.samples}, tau={args.tau:g}",
-             f"mu-GDP rejected for mu <= {mu:.5f}; epsilon lower bound {eps:.4f} at delta={args.delta:g} (GDP family)",
-             f"(eps, delta)-DP rejected for eps <= {eps_dp:.4f} at delta={args.delta:g} (any mechanism)",
+             f"epsilon lower bound {eps:.4f} at delta={args.delta:g} (any mechanism: (eps, delta)-DP rejected for eps <= it)",
+             f"mu-GDP rejected for mu <= {mu:.5f}; GDP-family epsilon {eps_gdp:.4f} at delta={args.delta:g} "
+             "(assumes a Gaussian trade-off curve; not a lower bound for other mechanisms)",
              f"claim: {_fmt_claim(claim)}; verdict: {verdict}"]
     _emit(args, payload, lines)
     return EXIT_VIOLATION if verdict == "violation" else EXIT_OK
@@ -351,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("one-run", help="one-run f-DP audit from guess counts (Alg. 3)",
                        description="The one-run f-DP audit (Mahloujifar et al. 2025b, Alg. 3 as in the observational "
-                                   "paper's App. B; Theorem 5 with the tau shift) over the mu-GDP family.")
+                                   "paper's App. B; Theorem 5 with the tau shift): the family-free epsilon lower bound "
+                                   "and the mu-GDP-family epsilon (assumes a Gaussian trade-off curve).")
     o.add_argument("--guesses", type=_nonneg_int("--guesses"), required=True, help="c': non-abstaining guesses")
     o.add_argument("--correct", type=_nonneg_int("--correct"), required=True, help="c: correct guesses")
     o.add_argument("--samples", type=_nonneg_int("--samples", 1), required=True, help="m: canaries in the game")

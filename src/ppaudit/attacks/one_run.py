@@ -1,4 +1,14 @@
-"""One-run f-DP audit over the Gaussian trade-off family, converted to (ε, δ).
+"""One-run f-DP audit (Algorithm 3): the family-free ε lower bound and the μ-GDP-family ε.
+
+Two ε are computed from a game's counts, under two names that keep their meanings apart:
+
+* :func:`epsilon_lower_bound` — the largest ε whose (ε, δ)-DP trade-off curve ``f_{ε,δ}``
+  Algorithm 3 rejects: a lower bound on the mechanism's ε at δ, valid for *any* mechanism;
+* :func:`epsilon_gdp_family` (with :func:`mu_lower_bound`) — the paper's report (Definition 8):
+  the largest rejected μ of the μ-GDP family converted to ε at δ. It **assumes a Gaussian
+  trade-off curve**: a mechanism whose curve has another shape (randomized response at exactly
+  ε = 1) can be (1, δ)-DP while this number exceeds 1 in most games. It is at least the
+  family-free ε (μ-GDP at ``ε_μ(δ)`` implies ``f_{ε_μ(δ),δ}``, so rejecting that ``f`` rejects μ).
 
 The audit of Mahloujifar et al. (2025b, "Auditing f-differential privacy in one run"),
 Algorithm 3, as printed in App. B of the observational-auditing paper, with the
@@ -40,6 +50,9 @@ the best one of its repetition.
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
@@ -50,12 +63,21 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
+    "dp_trade_off",
     "alg3_rejects",
+    "alg3_rejects_tradeoff",
     "mu_lower_bound",
+    "epsilon_gdp_family",
+    "max_epsilon_gdp_family",
     "epsilon_lower_bound",
     "max_epsilon_lower_bound",
+    "GDP_FAMILY_NOTE",
     "MU_TOL",
 ]
+
+#: The label every printed or serialised GDP-family ε carries.
+GDP_FAMILY_NOTE = ("assumes a Gaussian trade-off curve (mu-GDP family, Definition 8); "
+                   "not a lower bound for mechanisms whose curve has another shape")
 
 #: Absolute tolerance of the bisection on μ. The reported μ is the largest value shown to
 #: be rejected, so the result errs on the low (conservative) side by at most this much,
@@ -428,12 +450,15 @@ def mu_lower_bound(
     return float(mu) if mu.ndim == 0 else mu
 
 
-def epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
-    """Empirical ε at δ from a one-run game (Mahloujifar et al. 2025b, Alg. 3; Theorem 5).
+def epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
+    """The μ-GDP-family ε at δ of a one-run game (Mahloujifar et al. 2025b, Alg. 3; Theorem 5; Definition 8).
 
     The audit over the μ-GDP family: the largest rejected μ (Algorithm 3 with
     ``g(s) = f_μ(min(1, s + τ))``) converted to ε at δ with the GDP privacy profile
-    (Definition 8). The result is ``0`` when no μ > 0 is rejected.
+    (Definition 8) — the observational paper's report. The result is ``0`` when no μ > 0 is
+    rejected. It **assumes a Gaussian trade-off curve**: it says that no μ-GDP mechanism with
+    ε(δ) below it fits the game, not that the mechanism's ε at δ is above it (for that, see
+    :func:`epsilon_lower_bound`, which is never larger).
 
     Args:
         num_guesses: ``c'``, non-abstaining guesses (integer array-like, ≤ ``num_samples``).
@@ -452,7 +477,7 @@ def epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confi
             ``num_guesses > num_samples``, or δ, confidence, τ are out of range.
 
     Example:
-        >>> round(epsilon_lower_bound(1000, 1000, 10**6), 2) > 3
+        >>> round(epsilon_gdp_family(1000, 1000, 10**6), 2) > 3
         True
     """
     d = check_probability(delta, "delta")
@@ -460,10 +485,11 @@ def epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confi
     return gdp_epsilon(mu, d)
 
 
-def max_epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
-    """Best ε over a sweep of guess counts, per repetition (the c' sweep of §6.2).
+def max_epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
+    """Best μ-GDP-family ε over a sweep of guess counts, per repetition (the c' sweep of §6.2).
 
-    Equivalent to ``epsilon_lower_bound(...).max(axis=-1)`` (up to the μ tolerance) but much
+    Assumes a Gaussian trade-off curve, as :func:`epsilon_gdp_family`.
+    Equivalent to ``epsilon_gdp_family(...).max(axis=-1)`` (up to the μ tolerance) but much
     faster: a ``c'`` whose bracket on μ can no longer beat the best lower end of its row is
     not refined further. Like the paper, the maximum is not corrected for the multiple
     ``c'`` tried (App. E discusses this; use a fixed ``c'`` for a corrected audit).
@@ -472,7 +498,7 @@ def max_epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, c
         num_guesses: ``(R, K)`` (or ``(K,)``) guess counts ``c'`` per repetition.
         num_correct: same shape, correct guesses.
         num_samples: ``m`` (broadcastable).
-        delta, confidence, tau: as in :func:`epsilon_lower_bound`.
+        delta, confidence, tau: as in :func:`epsilon_gdp_family`.
 
     Returns:
         ``(epsilon, best_index)``: arrays of shape ``(R,)`` (floats/ints for 1-D input) with
@@ -494,3 +520,131 @@ def max_epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, c
     if squeeze:
         return float(eps[0]), int(best[0])
     return eps, best
+
+
+def max_epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
+    """Deprecated name of :func:`max_epsilon_gdp_family` (removed in the next release).
+
+    It returns the μ-GDP-family ε (assumes a Gaussian trade-off curve), maximised over the
+    ``c'`` sweep without correction — not a valid lower bound; it warns on every call.
+    """
+    warnings.warn("max_epsilon_lower_bound is deprecated and returns the mu-GDP-family epsilon, which "
+                  f"{GDP_FAMILY_NOTE}; call max_epsilon_gdp_family for it, or epsilon_lower_bound for the "
+                  "family-free bound", DeprecationWarning, stacklevel=2)
+    return max_epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=delta, confidence=confidence, tau=tau)
+
+
+# --------------------------------------------------------------------------------------
+# Any trade-off function: the family-free (ε, δ) bound
+# --------------------------------------------------------------------------------------
+
+
+def dp_trade_off(x, epsilon: float, delta: float) -> np.ndarray:
+    """Trade-off function of (ε, δ)-DP: ``max(0, 1 − δ − e^ε x, e^{−ε}(1 − δ − x))`` (Dong et al. 2020, Prop. 2.4)."""
+    x = np.asarray(x, dtype=np.float64)
+    e = float(epsilon)
+    d = float(delta)
+    return np.maximum(0.0, np.maximum(1.0 - d - math.exp(e) * x, math.exp(-e) * (1.0 - d - x)))
+
+
+def alg3_rejects_tradeoff(f_of_one_minus, num_guesses: int, num_correct: int, num_samples: int,
+                          confidence: float = 0.95, tau: float = 0.0) -> bool:
+    """Algorithm 3 (App. B) for an arbitrary symmetric trade-off function ``f``.
+
+    ``F(r) = max(0, f(1 − r) − τ)`` is ``ḡ⁻¹`` of Lemma 13 for a symmetric ``f``
+    (``f⁻¹ = f``); the recursion, the ``max`` of line 5 and the exact exits are those of
+    :func:`alg3_rejects` (which is the vectorised GDP case; the tests check that both agree
+    on ``f_μ``).
+
+    Args:
+        f_of_one_minus: callable ``r ↦ f(1 − r)`` on [0, 1].
+        num_guesses, num_correct, num_samples: ``c'``, ``c``, ``m``.
+        confidence: 1 − γ.
+        tau: the TV bound τ of Theorem 5.
+
+    Returns:
+        True iff Algorithm 3 returns False, i.e. the claim ``f`` is rejected at level γ.
+    """
+    gamma = 1.0 - check_probability(confidence, "confidence")
+    cp, c, m = int(num_guesses), int(num_correct), int(num_samples)
+    if not (0 <= c <= cp <= m and m >= 1):
+        raise ValueError(f"need 0 <= num_correct <= num_guesses <= num_samples, got c={c}, c'={cp}, m={m}")
+    if c == 0:
+        return False  # Pr[C >= 0] = 1 > gamma: nothing can be rejected
+    target = cp / m
+    r = gamma * c / m
+    h = gamma * (cp - c) / m
+    for i in range(c - 1, -1, -1):
+        hn = max(h, float(f_of_one_minus(min(r, 1.0))) - tau, 0.0)
+        if hn <= h:
+            break
+        r = r + i / (cp - i) * (hn - h)
+        h = hn
+        if r + h >= target:
+            return True
+    return r + h >= target
+
+
+def _dp_f_one_minus(epsilon: float, delta: float):
+    """``r ↦ f_{ε,δ}(1 − r)`` with scalar math (the inner loop of the bisection below)."""
+    up, down = math.exp(epsilon), math.exp(-epsilon)
+    return lambda r: max(0.0, 1.0 - delta - up * (1.0 - r), down * (r - delta))
+
+
+def _dp_epsilon_one(cp: int, c: int, m: int, delta: float, confidence: float, tau: float, tol: float) -> float:
+    def rej(e):
+        return alg3_rejects_tradeoff(_dp_f_one_minus(e, delta), cp, c, m, confidence, tau)
+
+    if not rej(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while rej(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e3:
+            return math.inf
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if rej(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0, tol: float = 1e-4):
+    """ε lower bound at δ from a one-run game, valid for any mechanism (Algorithm 3 on ``f_{ε,δ}``).
+
+    The largest ε whose (ε, δ)-DP trade-off function ``f_{ε,δ}`` (Dong et al. 2020, Prop. 2.4)
+    Algorithm 3 rejects, to within ``tol`` from below. Rejecting ``f_{ε,δ}`` at level γ means
+    the mechanism is not (ε, δ)-DP (Theorem 5 with ``f = f_{ε,δ}``; rejection is monotone in ε
+    because ``f_{ε,δ}`` decreases in ε), so with confidence ``1 − γ`` its ε at δ is above the
+    result — whatever the shape of its trade-off curve. It is never above
+    :func:`epsilon_gdp_family`, the paper's Gaussian-family report.
+
+    Args:
+        num_guesses, num_correct, num_samples: ``c'``, ``c``, ``m`` (broadcastable integer counts).
+        delta: δ of the bound.
+        confidence: 1 − γ.
+        tau: the TV bound τ of Theorem 5.
+        tol: absolute bisection tolerance on ε.
+
+    Returns:
+        ε ≥ 0 (``inf`` beyond 1000), broadcast over the inputs (a float for scalar input).
+
+    Raises:
+        ValueError: as :func:`epsilon_gdp_family`.
+
+    Example:
+        >>> round(epsilon_lower_bound(1000, 950, 100_000), 2)  # the GDP-family report is 3.12
+        2.69
+    """
+    d = check_probability(delta, "delta")
+    conf = check_probability(confidence, "confidence")
+    if not (math.isfinite(float(tol)) and tol > 0):
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    cp, c, m, t = _as_problem(num_guesses, num_correct, num_samples, tau)
+    keys = np.stack([cp.ravel(), c.ravel(), m.ravel()], axis=1)
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    vals = np.array([_dp_epsilon_one(int(a), int(b), int(mm), d, conf, t, float(tol)) for a, b, mm in uniq])
+    out = vals[np.asarray(inv).ravel()].reshape(cp.shape)
+    return float(out) if out.ndim == 0 else out

@@ -43,21 +43,33 @@ be boolean).
 the trade-off function ``f_{ε,δ}(x) = max(0, 1 − δ − e^ε x, e^{−ε}(1 − δ − x))`` (Dong et
 al. 2020, Prop. 2.4); a zCDP / RDP claim with ``f_{ε(δ),δ}`` at the audit's δ, where
 ``ε(δ)`` is the claim's implied ε (an upper bound, so the mechanism satisfies that f).
-Two ε lower bounds are reported: that of the μ-GDP family (Definition 8, as in the paper —
-valid only as a statement about Gaussian-shaped trade-off curves) and the family-free one,
-the largest ε whose ``f_{ε,δ}`` Algorithm 3 rejects (valid for any mechanism).
+Two ε are reported, under names that keep their meanings apart: ``epsilon_lower_bound``, the
+family-free bound — the largest ε whose ``f_{ε,δ}`` Algorithm 3 rejects, valid for any
+mechanism — and ``epsilon_gdp_family`` (beside ``mu_lower_bound``), the μ-GDP family's ε of
+Definition 8 as in the paper, which **assumes a Gaussian trade-off curve** (randomized
+response at exactly ε = 1 gives a GDP-family ε above 1 in most games).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_probability
-from ..attacks.one_run import alg3_rejects, gdp_epsilon, gdp_trade_off, mu_lower_bound
+from ..attacks.one_run import (
+    GDP_FAMILY_NOTE,
+    alg3_rejects,
+    alg3_rejects_tradeoff,
+    dp_trade_off,
+    epsilon_lower_bound,
+    gdp_epsilon,
+    gdp_trade_off,
+    mu_lower_bound,
+)
 from .claims import Claim
 
 __all__ = [
@@ -74,14 +86,6 @@ __all__ = [
 
 #: Candidate shares of the canaries guessed positive (and, two-sided, negative).
 DEFAULT_SIDE_FRACTIONS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
-
-
-def dp_trade_off(x, epsilon: float, delta: float) -> np.ndarray:
-    """Trade-off function of (ε, δ)-DP: ``max(0, 1 − δ − e^ε x, e^{−ε}(1 − δ − x))`` (Dong et al. 2020, Prop. 2.4)."""
-    x = np.asarray(x, dtype=np.float64)
-    e = float(epsilon)
-    d = float(delta)
-    return np.maximum(0.0, np.maximum(1.0 - d - math.exp(e) * x, math.exp(-e) * (1.0 - d - x)))
 
 
 def claim_trade_off(claim: Claim, x, delta: float = 1e-5) -> np.ndarray:
@@ -103,73 +107,12 @@ def claim_trade_off(claim: Claim, x, delta: float = 1e-5) -> np.ndarray:
     return out
 
 
-def alg3_rejects_tradeoff(f_of_one_minus, num_guesses: int, num_correct: int, num_samples: int,
-                          confidence: float = 0.95, tau: float = 0.0) -> bool:
-    """Algorithm 3 (App. B) for an arbitrary symmetric trade-off function ``f``.
-
-    ``F(r) = max(0, f(1 − r) − τ)`` is ``ḡ⁻¹`` of Lemma 13 for a symmetric ``f``
-    (``f⁻¹ = f``); the recursion, the ``max`` of line 5 and the exact exits are those of
-    :func:`ppaudit.attacks.one_run.alg3_rejects` (which is the vectorised GDP case; the
-    tests check that both agree on ``f_μ``).
-
-    Args:
-        f_of_one_minus: callable ``r ↦ f(1 − r)`` on [0, 1].
-        num_guesses, num_correct, num_samples: ``c'``, ``c``, ``m``.
-        confidence: 1 − γ.
-        tau: the TV bound τ of Theorem 5.
-
-    Returns:
-        True iff Algorithm 3 returns False, i.e. the claim ``f`` is rejected at level γ.
-    """
-    gamma = 1.0 - check_probability(confidence, "confidence")
-    cp, c, m = int(num_guesses), int(num_correct), int(num_samples)
-    if not (0 <= c <= cp <= m and m >= 1):
-        raise ValueError(f"need 0 <= num_correct <= num_guesses <= num_samples, got c={c}, c'={cp}, m={m}")
-    if c == 0:
-        return False  # Pr[C >= 0] = 1 > gamma: nothing can be rejected
-    target = cp / m
-    r = gamma * c / m
-    h = gamma * (cp - c) / m
-    for i in range(c - 1, -1, -1):
-        hn = max(h, float(f_of_one_minus(min(r, 1.0))) - tau, 0.0)
-        if hn <= h:
-            break
-        r = r + i / (cp - i) * (hn - h)
-        h = hn
-        if r + h >= target:
-            return True
-    return r + h >= target
-
-
 def dp_epsilon_lower_bound_one_run(num_guesses: int, num_correct: int, num_samples: int, delta: float = 1e-5,
                                    confidence: float = 0.95, tau: float = 0.0, tol: float = 1e-4) -> float:
-    """Largest ε whose (ε, δ)-DP trade-off function ``f_{ε,δ}`` Algorithm 3 rejects (to within ``tol``, from below).
-
-    Unlike the μ-GDP family's ε (Definition 8), this is a lower bound on ε at δ for *any*
-    mechanism: rejecting ``f_{ε,δ}`` means the mechanism is not (ε, δ)-DP (Theorem 5 with
-    ``f = f_{ε,δ}``; rejection is monotone in ε because ``f_{ε,δ}`` decreases in ε).
-
-    Returns:
-        ε ≥ 0 (0 when (0, δ)-DP is not rejected).
-    """
-    def rej(e):
-        return alg3_rejects_tradeoff(lambda r: float(dp_trade_off(1.0 - r, e, delta)), num_guesses, num_correct,
-                                     num_samples, confidence, tau)
-
-    if not rej(0.0):
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while rej(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e3:
-            return math.inf
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if rej(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    """Deprecated name of :func:`ppaudit.attacks.one_run.epsilon_lower_bound` (same value; removed in the next release)."""
+    warnings.warn("dp_epsilon_lower_bound_one_run is deprecated: call ppaudit.attacks.one_run.epsilon_lower_bound "
+                  "(the same family-free bound)", DeprecationWarning, stacklevel=2)
+    return float(epsilon_lower_bound(num_guesses, num_correct, num_samples, delta, confidence, tau, tol))
 
 
 def _claim_rejected(claim: Claim, cp: int, c: int, m: int, confidence: float, delta: float, tau: float) -> bool:
@@ -197,12 +140,15 @@ class OneRunAudit:
             cuts (the ``r₊``-th highest, the ``r₋``-th lowest; descriptive only — the guesses
             are made by rank), else ``None``.
         mu_lower_bound: the largest rejected μ (μ-GDP family).
-        epsilon_lower_bound: ε at ``delta`` of that μ (Definition 8, the paper's report). It
-            is a statement *within the GDP family* (no μ-GDP curve with ε(δ) below it fits);
-            a mechanism whose curve is not Gaussian-shaped (e.g. randomized response) can be
+        epsilon_gdp_family: ε at ``delta`` of that μ (Definition 8, the paper's report). It
+            **assumes a Gaussian trade-off curve**: no μ-GDP curve with ε(δ) below it fits, but
+            a mechanism whose curve has another shape (e.g. randomized response) can be
             (ε', δ)-DP with ε' below it.
-        epsilon_lower_bound_dp: the family-free ε lower bound at ``delta``: the largest ε whose
-            ``f_{ε,δ}`` Algorithm 3 rejects (:func:`dp_epsilon_lower_bound_one_run`).
+        epsilon_lower_bound: the family-free ε lower bound at ``delta`` — the largest ε whose
+            ``f_{ε,δ}`` Algorithm 3 rejects (:func:`ppaudit.attacks.one_run.epsilon_lower_bound`);
+            valid for any mechanism, never above ``epsilon_gdp_family``. (Until this release
+            the name held the GDP-family value and this one was ``epsilon_lower_bound_dp``,
+            which is kept one release as a deprecated alias.)
         delta, confidence, tau: as given.
         candidates: DataFrame of the candidates tried (on the selection part for ``"split"``).
         claim, claim_rejected, verdict: the claim test (``"violation"`` / ``"consistent"`` /
@@ -218,16 +164,24 @@ class OneRunAudit:
     negative_guesses: int
     thresholds: tuple | None
     mu_lower_bound: float
+    epsilon_gdp_family: float
     epsilon_lower_bound: float
     delta: float
     confidence: float
     tau: float
-    epsilon_lower_bound_dp: float = 0.0
     candidates: pd.DataFrame = field(default_factory=pd.DataFrame)
     claim: Claim | None = None
     claim_rejected: bool = False
     verdict: str = "no claim"
     procedure: str = "ours"
+
+    @property
+    def epsilon_lower_bound_dp(self) -> float:
+        """Deprecated alias of :attr:`epsilon_lower_bound` (the same family-free bound; removed in the next release)."""
+        warnings.warn("OneRunAudit.epsilon_lower_bound_dp is deprecated: the family-free bound is now "
+                      "epsilon_lower_bound (the GDP-family value moved to epsilon_gdp_family)",
+                      DeprecationWarning, stacklevel=2)
+        return self.epsilon_lower_bound
 
     def to_dict(self) -> dict:
         """JSON-ready dict (without the candidate table)."""
@@ -236,8 +190,9 @@ class OneRunAudit:
             "num_correct": int(self.num_correct), "positive_guesses": int(self.positive_guesses),
             "negative_guesses": int(self.negative_guesses),
             "thresholds": None if self.thresholds is None else [float(t) if t is not None else None for t in self.thresholds],
-            "mu_lower_bound": float(self.mu_lower_bound), "epsilon_lower_bound": float(self.epsilon_lower_bound),
-            "epsilon_lower_bound_dp": float(self.epsilon_lower_bound_dp),
+            "epsilon_lower_bound": float(self.epsilon_lower_bound),
+            "mu_lower_bound": float(self.mu_lower_bound), "epsilon_gdp_family": float(self.epsilon_gdp_family),
+            "epsilon_gdp_family_note": GDP_FAMILY_NOTE,
             "delta": self.delta, "confidence": self.confidence, "tau": self.tau,
             "claim": None if self.claim is None else self.claim.to_dict(),
             "claim_rejected": bool(self.claim_rejected), "verdict": self.verdict, "procedure": self.procedure,
@@ -288,9 +243,12 @@ def _finish(strategy, m, cp, c, kp, kn, thr, conf, delta, tau, cands, claim, cla
     if claim is not None:
         rej = bool(rejected) if rejected is not None else _claim_rejected(claim, cp, c, m, claim_conf, delta, tau)
         verdict = "violation" if rej else "consistent"
-    eps_dp = dp_epsilon_lower_bound_one_run(int(cp), int(c), int(m), delta, conf, tau)
-    return OneRunAudit(strategy, int(m), int(cp), int(c), int(kp), int(kn), thr, mu, eps, float(delta), float(conf),
-                       float(tau), eps_dp, cands, claim, rej, verdict)
+    eps_valid = float(epsilon_lower_bound(int(cp), int(c), int(m), delta, conf, tau))
+    return OneRunAudit(strategy=strategy, num_samples=int(m), num_guesses=int(cp), num_correct=int(c),
+                       positive_guesses=int(kp), negative_guesses=int(kn), thresholds=thr, mu_lower_bound=mu,
+                       epsilon_gdp_family=eps, epsilon_lower_bound=eps_valid, delta=float(delta),
+                       confidence=float(conf), tau=float(tau), candidates=cands, claim=claim, claim_rejected=rej,
+                       verdict=verdict)
 
 
 def one_run_audit(

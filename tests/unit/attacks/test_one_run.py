@@ -12,12 +12,12 @@ from numpy.testing import assert_allclose
 from ppaudit.attacks.one_run import (
     MU_TOL,
     alg3_rejects,
-    epsilon_lower_bound,
+    epsilon_gdp_family,
     gdp_delta,
     gdp_epsilon,
     gdp_mu,
     gdp_trade_off,
-    max_epsilon_lower_bound,
+    max_epsilon_gdp_family,
     mu_lower_bound,
 )
 
@@ -80,11 +80,11 @@ def test_alg3_monotone_in_mu():
 def test_epsilon_monotone_in_correct_guesses_and_tau():
     cp, m = 400, 40_000
     cs = np.arange(200, 401, 10)
-    eps = epsilon_lower_bound(cp, cs, m)
+    eps = epsilon_gdp_family(cp, cs, m)
     assert np.all(np.diff(eps) >= -1e-4)
     assert eps[0] == 0.0 and eps[-1] > 3.0
     taus = [0.0, 1e-6, 1e-5, 1e-4, 1e-3]
-    e_tau = [epsilon_lower_bound(cp, 380, m, tau=t) for t in taus]
+    e_tau = [epsilon_gdp_family(cp, 380, m, tau=t) for t in taus]
     assert np.all(np.diff(e_tau) <= 1e-4)
 
 
@@ -111,7 +111,7 @@ def test_known_case_against_slow_bisection():
     f = np.array([_N.cdf(_N.inv_cdf(1.0 - xi) - lo) for xi in x])
     gain = 1.0 - f - 1e-5
     eps_grid = np.max(np.log(gain[gain > 0] / x[gain > 0]))
-    assert_allclose(epsilon_lower_bound(cp, c, m, delta=1e-5), eps_grid, rtol=2e-3)
+    assert_allclose(epsilon_gdp_family(cp, c, m, delta=1e-5), eps_grid, rtol=2e-3)
 
 
 def test_gdp_epsilon_is_definition_8():
@@ -133,17 +133,17 @@ def test_sweep_max_equals_exact_max():
     cp = np.round(np.arange(1, 21) / 20 * m).astype(int)
     acc = 0.5 + 0.4 * np.exp(-4 * np.arange(1, 21) / 20)
     c = rng.binomial(np.tile(cp, (4, 1)), acc)
-    exact = epsilon_lower_bound(np.tile(cp, (4, 1)), c, m)
-    eps, best = max_epsilon_lower_bound(np.tile(cp, (4, 1)), c, m)
+    exact = epsilon_gdp_family(np.tile(cp, (4, 1)), c, m)
+    eps, best = max_epsilon_gdp_family(np.tile(cp, (4, 1)), c, m)
     assert_allclose(eps, exact.max(axis=1), atol=1e-3)
     assert_allclose(exact[np.arange(4), best], exact.max(axis=1), atol=1e-3)
 
 
 def test_trivial_cases():
-    assert epsilon_lower_bound(100, 0, 1000) == 0.0
-    assert epsilon_lower_bound(0, 0, 1000) == 0.0
-    assert epsilon_lower_bound(4, 4, 4) == 0.0  # 2^-4 > 0.05: nothing can be rejected
-    assert epsilon_lower_bound(1000, 500, 10_000) == 0.0  # chance accuracy
+    assert epsilon_gdp_family(100, 0, 1000) == 0.0
+    assert epsilon_gdp_family(0, 0, 1000) == 0.0
+    assert epsilon_gdp_family(4, 4, 4) == 0.0  # 2^-4 > 0.05: nothing can be rejected
+    assert epsilon_gdp_family(1000, 500, 10_000) == 0.0  # chance accuracy
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_trivial_cases():
 )
 def test_bad_input_raises(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        epsilon_lower_bound(**kwargs)
+        epsilon_gdp_family(**kwargs)
 
 
 @settings(max_examples=40, deadline=None)

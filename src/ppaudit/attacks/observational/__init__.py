@@ -18,7 +18,8 @@ Label inference in one run (Algorithm 2, label case of §5):
    guesses ``b' = 0`` ("training label") when ``s > 0`` and ``b' = 1`` otherwise, on the
    ``c'`` samples with the largest ``|s|`` (abstaining on the rest);
 4. the counts ``(c', c)`` go through the one-run f-DP audit
-   (:func:`ppaudit.attacks.one_run.epsilon_lower_bound`, Theorem 5, μ-GDP family).
+   (:func:`ppaudit.attacks.one_run.epsilon_gdp_family`, Theorem 5, μ-GDP family — the paper's
+   report, which assumes a Gaussian trade-off curve).
 
 The paper sweeps ``c' ∈ {1 %, 2 %, …, 100 %}`` of the ``m`` canaries and reports the highest ε
 at 95 % confidence (Table 1–2), or fixes ``c' = 1 %`` (App. E, Table 6); each is averaged

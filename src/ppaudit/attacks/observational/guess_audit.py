@@ -4,7 +4,8 @@ and the MIA baselines (observational-auditing paper, §5–6, Algorithm 3, Theor
 An attack contributes scores and the truth of each guess; this module ranks the guesses by
 confidence, counts the correct ones among the ``c'`` most confident (:func:`correct_guess_counts`)
 for the ``c'`` sweep of §6.2 and the fixed fraction of App. E, and turns the counts into ε
-lower bounds with the one-run f-DP audit (:func:`ppaudit.attacks.one_run.epsilon_lower_bound`)
+values with the one-run f-DP audit over the μ-GDP family as the paper reports them
+(:func:`ppaudit.attacks.one_run.epsilon_gdp_family`; they assume a Gaussian trade-off curve)
 — :func:`audit_scores`, summarised over repetitions as an :class:`ObservationalAudit`.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_distribution, check_positive_int, check_probability
-from ..one_run import epsilon_lower_bound, max_epsilon_lower_bound
+from ..one_run import epsilon_gdp_family, max_epsilon_gdp_family
 
 __all__ = [
     "DEFAULT_GUESS_FRACTIONS",
@@ -133,8 +134,8 @@ def correct_guess_counts(scores, truth, num_guesses, center: float = 0.0) -> np.
 def _summarise(num_guesses_sweep, correct_sweep, fixed_cp, correct_fixed, m, fractions, delta, confidence, tau):
     rows = correct_sweep.shape[0]
     cp2 = np.broadcast_to(num_guesses_sweep, correct_sweep.shape)
-    eps_sweep, best = max_epsilon_lower_bound(cp2, correct_sweep, m, delta=delta, confidence=confidence, tau=tau)
-    eps_fixed = np.atleast_1d(epsilon_lower_bound(np.full(rows, fixed_cp), correct_fixed, m, delta=delta, confidence=confidence, tau=tau))
+    eps_sweep, best = max_epsilon_gdp_family(cp2, correct_sweep, m, delta=delta, confidence=confidence, tau=tau)
+    eps_fixed = np.atleast_1d(epsilon_gdp_family(np.full(rows, fixed_cp), correct_fixed, m, delta=delta, confidence=confidence, tau=tau))
     df = pd.DataFrame(
         {
             "repetition": np.arange(rows),
