@@ -7,8 +7,11 @@
   :func:`audit_counts` (the same from two count vectors).
 * :mod:`.scores` — :func:`one_run_audit` (two-sided one-run f-DP audit of attack scores,
   Alg. 3 of the observational paper's App. B) and :func:`one_run_audit_confusion`.
+* :mod:`.attack_metrics` — :func:`tpr_at_fpr` and :func:`auroc` with confidence intervals, and
+  :func:`epsilon_interval_from_confusion` (both ends of a binary attack's ε).
 """
 
+from .attack_metrics import Auroc, EpsilonInterval, TprAtFpr, auroc, epsilon_interval_from_confusion, tpr_at_fpr
 from .claims import Claim
 from .mechanism import CountsAudit, MechanismAudit, audit_counts, audit_mechanism
 from .scores import (
@@ -24,6 +27,12 @@ from .scores import (
 )
 
 __all__ = [
+    "Auroc",
+    "EpsilonInterval",
+    "TprAtFpr",
+    "auroc",
+    "epsilon_interval_from_confusion",
+    "tpr_at_fpr",
     "Claim",
     "CountsAudit",
     "MechanismAudit",
