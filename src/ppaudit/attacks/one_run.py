@@ -8,7 +8,8 @@ Two ε are computed from a game's counts, under two names that keep their meanin
   the largest rejected μ of the μ-GDP family converted to ε at δ. It **assumes a Gaussian
   trade-off curve**: a mechanism whose curve has another shape (randomized response at exactly
   ε = 1) can be (1, δ)-DP while this number exceeds 1 in most games. It is at least the
-  family-free ε (μ-GDP at ``ε_μ(δ)`` implies ``f_{ε_μ(δ),δ}``, so rejecting that ``f`` rejects μ).
+  family-free ε up to the bisection tolerances (μ-GDP with ``ε_μ(δ)`` = the family-free ε
+  implies ``f_{ε,δ}``, i.e. ``f_μ ≥ f_{ε,δ}``, and Algorithm 3 rejects a larger ``f`` more easily).
 
 The audit of Mahloujifar et al. (2025b, "Auditing f-differential privacy in one run"),
 Algorithm 3, as printed in App. B of the observational-auditing paper, with the
@@ -44,7 +45,7 @@ under a minute): the recursion is run in lock-step for all (c', c, μ) problems 
 numpy; a problem leaves the batch when it crosses (reject), reaches a fixed point, or when a
 geometric bound proves that it can no longer cross (accept; see ``_alg3_rejects``). μ is
 found by a vectorised bisection; finished (c', c, m, γ, τ) results are memoised; and the
-sweep (:func:`max_epsilon_lower_bound`) stops refining a ``c'`` whose bracket cannot beat
+sweep (:func:`max_epsilon_gdp_family`) stops refining a ``c'`` whose bracket cannot beat
 the best one of its repetition.
 """
 
@@ -458,7 +459,7 @@ def epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=1e-5, confid
     (Definition 8) — the observational paper's report. The result is ``0`` when no μ > 0 is
     rejected. It **assumes a Gaussian trade-off curve**: it says that no μ-GDP mechanism with
     ε(δ) below it fits the game, not that the mechanism's ε at δ is above it (for that, see
-    :func:`epsilon_lower_bound`, which is never larger).
+    :func:`epsilon_lower_bound`, which is not larger up to the bisection tolerances).
 
     Args:
         num_guesses: ``c'``, non-abstaining guesses (integer array-like, ≤ ``num_samples``).
@@ -523,15 +524,29 @@ def max_epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=1e-5, co
 
 
 def max_epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confidence=0.95, tau=0.0):
-    """Deprecated name of :func:`max_epsilon_gdp_family` (removed in the next release).
+    """Deprecated (removed in the next release): the best *family-free* ε over a ``c'`` sweep.
 
-    It returns the μ-GDP-family ε (assumes a Gaussian trade-off curve), maximised over the
-    ``c'`` sweep without correction — not a valid lower bound; it warns on every call.
+    Until this release this name returned the μ-GDP-family maximum, which is now
+    :func:`max_epsilon_gdp_family`. Like every name with ``epsilon_lower_bound`` in it, it now
+    holds the family-free :func:`epsilon_lower_bound` (so no caller silently keeps a
+    Gaussian-curve number under this name), maximised over the sweep *without* correction for
+    the ``c'`` tried — so it is not itself a valid bound. It warns on every call.
+
+    Returns:
+        ``(epsilon, best_index)`` as :func:`max_epsilon_gdp_family`.
     """
-    warnings.warn("max_epsilon_lower_bound is deprecated and returns the mu-GDP-family epsilon, which "
-                  f"{GDP_FAMILY_NOTE}; call max_epsilon_gdp_family for it, or epsilon_lower_bound for the "
-                  "family-free bound", DeprecationWarning, stacklevel=2)
-    return max_epsilon_gdp_family(num_guesses, num_correct, num_samples, delta=delta, confidence=confidence, tau=tau)
+    warnings.warn("max_epsilon_lower_bound is deprecated; it now maximises the family-free epsilon_lower_bound "
+                  "(uncorrected over the c' sweep); the paper's mu-GDP-family maximum, which "
+                  f"{GDP_FAMILY_NOTE}, is max_epsilon_gdp_family", DeprecationWarning, stacklevel=2)
+    cp, c, m, _ = _as_problem(num_guesses, num_correct, num_samples, tau)
+    if cp.ndim not in (1, 2):
+        raise ValueError(f"num_guesses must be 1-D or 2-D, got shape {cp.shape}")
+    eps = np.atleast_2d(epsilon_lower_bound(cp, c, m, delta=delta, confidence=confidence, tau=tau))
+    best = np.argmax(eps, axis=1)
+    top = eps[np.arange(eps.shape[0]), best]
+    if cp.ndim == 1:
+        return float(top[0]), int(best[0])
+    return top, best
 
 
 # --------------------------------------------------------------------------------------
@@ -618,8 +633,8 @@ def epsilon_lower_bound(num_guesses, num_correct, num_samples, delta=1e-5, confi
     Algorithm 3 rejects, to within ``tol`` from below. Rejecting ``f_{ε,δ}`` at level γ means
     the mechanism is not (ε, δ)-DP (Theorem 5 with ``f = f_{ε,δ}``; rejection is monotone in ε
     because ``f_{ε,δ}`` decreases in ε), so with confidence ``1 − γ`` its ε at δ is above the
-    result — whatever the shape of its trade-off curve. It is never above
-    :func:`epsilon_gdp_family`, the paper's Gaussian-family report.
+    result — whatever the shape of its trade-off curve. It is not above
+    :func:`epsilon_gdp_family`, the paper's Gaussian-family report (up to the bisection tolerances).
 
     Args:
         num_guesses, num_correct, num_samples: ``c'``, ``c``, ``m`` (broadcastable integer counts).

@@ -146,9 +146,11 @@ class OneRunAudit:
             (ε', δ)-DP with ε' below it.
         epsilon_lower_bound: the family-free ε lower bound at ``delta`` — the largest ε whose
             ``f_{ε,δ}`` Algorithm 3 rejects (:func:`ppaudit.attacks.one_run.epsilon_lower_bound`);
-            valid for any mechanism, never above ``epsilon_gdp_family``. (Until this release
+            valid for any mechanism, not above ``epsilon_gdp_family`` (up to tolerances). (Until this release
             the name held the GDP-family value and this one was ``epsilon_lower_bound_dp``,
-            which is kept one release as a deprecated alias.)
+            which is kept one release as a deprecated alias of the same value. The old name
+            takes the new meaning at once: a caller that read the GDP value under it now reads a
+            smaller, valid bound — conservative, never an over-statement.)
         delta, confidence, tau: as given.
         candidates: DataFrame of the candidates tried (on the selection part for ``"split"``).
         claim, claim_rejected, verdict: the claim test (``"violation"`` / ``"consistent"`` /
