@@ -54,6 +54,7 @@ __all__ = [
     "k_cut_bootstrap_lower_bound",
     "dp_epsilon_lower_bound",
     "dp_epsilon_for_set_counts",
+    "dp_epsilon_from_intervals",
     "split_counts",
 ]
 
@@ -384,11 +385,16 @@ def dp_epsilon_for_set_counts(k0, n0, k1, n1, delta: float, confidence: float) -
     predictions, :mod:`ppaudit.blackbox.search`).
     """
     per = 1.0 - (1.0 - float(confidence)) / 2.0
-    d = float(delta)
     lo0, hi0 = clopper_pearson(k0, n0, per)
     lo1, hi1 = clopper_pearson(k1, n1, per)
+    return dp_epsilon_from_intervals(lo0, hi0, lo1, hi1, delta)
+
+
+def dp_epsilon_from_intervals(p0_lo, p0_hi, p1_lo, p1_hi, delta: float) -> np.ndarray:
+    """Eq. (1) from given interval ends: ``log max{(p_1ˡ − δ)/p_0ᵘ, (p_0ˡ − δ)/p_1ᵘ}`` (``-inf``: nothing)."""
+    d = float(delta)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.maximum((lo1 - d) / hi0, (lo0 - d) / hi1)
+        r = np.maximum((np.asarray(p1_lo) - d) / p0_hi, (np.asarray(p0_lo) - d) / p1_hi)
         return np.where(r > 0, np.log(np.where(r > 0, r, 1.0)), -np.inf)
 
 

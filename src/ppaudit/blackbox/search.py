@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import as_orders, check_positive_int, check_probability
-from ..audit.bounds import dp_epsilon_for_set_counts, two_cut_bound_from_intervals
+from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_intervals
 from ..intervals import clopper_pearson
 from .claims import Claim
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
@@ -69,6 +69,18 @@ _MAX_THRESHOLDS = 4000
 # --------------------------------------------------------------------------------------
 # output sets
 # --------------------------------------------------------------------------------------
+
+
+def _one_openmp_thread():
+    """Histogram gradient boosting with one OpenMP thread: parallelism comes from ``n_jobs`` over
+    pairs, and on a loaded machine OpenMP's spinning threads slow a fit ~8× (measured on 2 cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="openmp")
 
 
 @dataclass
@@ -105,6 +117,17 @@ class ClassifierOutputs:
         if not hasattr(self.model, "predict_proba"):
             raise ValueError(f"ClassifierOutputs.model must have predict_proba, got {type(self.model).__name__}")
         return clone(self.model)
+
+    def fit(self, x, y, seed: int):
+        est = self._estimator(seed)
+        with _one_openmp_thread():
+            est.fit(x, y)
+        return est
+
+    def score(self, est, x) -> np.ndarray:
+        """``P(neighbour | output)`` of the fitted estimator."""
+        with _one_openmp_thread():
+            return est.predict_proba(x)[:, 1]
 
     def name(self) -> str:
         if isinstance(self.model, str):
@@ -151,7 +174,7 @@ class OutputSet:
         """Boolean mask: which of ``outputs`` (as the mechanism returns them) lie in ``O``."""
         arr = outputs if isinstance(outputs, np.ndarray) else _as_array(outputs)
         if self.kind == "threshold":
-            s = self.classifier.predict_proba(self._spec.featurize(arr))[:, 1]
+            s = self._spec.score(self.classifier, self._spec.featurize(arr))
             inside = s >= self.threshold
         else:
             keys = _keys(arr)
@@ -440,12 +463,14 @@ def _predict_scores(k0, k1, n, plan: _Plan):
     q0 = np.clip(np.round(np.asarray(k0, dtype=np.float64) / n * t), 0, t)
     q1 = np.clip(np.round(np.asarray(k1, dtype=np.float64) / n * t), 0, t)
     per_interval = 1.0 - (1.0 - plan.per_test_conf) / 2.0
-    lo0, hi0 = clopper_pearson(q0, t, per_interval)
-    lo1, hi1 = clopper_pearson(q1, t, per_interval)
+    lo, hi = clopper_pearson(np.concatenate([q0, q1]), t, per_interval)  # one call: scipy's overhead dominates
+    m = q0.size
+    lo0, hi0, lo1, hi1 = lo[:m], hi[:m], lo[m:], hi[m:]
     rdp = np.maximum(two_cut_bound_from_intervals(lo0, hi0, lo1, hi1, plan.orders),
                      two_cut_bound_from_intervals(lo1, hi1, lo0, hi0, plan.orders))
-    eps_s = dp_epsilon_for_set_counts(q0, t, q1, t, plan.delta, plan.per_test_conf)
-    eps_c = dp_epsilon_for_set_counts(t - q0, t, t - q1, t, plan.delta, plan.per_test_conf)
+    eps_s = dp_epsilon_from_intervals(lo0, hi0, lo1, hi1, plan.delta)
+    # Clopper–Pearson is symmetric: the interval of t − k is (1 − hi, 1 − lo).
+    eps_c = dp_epsilon_from_intervals(1.0 - hi0, 1.0 - lo0, 1.0 - hi1, 1.0 - lo1, plan.delta)
     eps_s, eps_c = np.maximum(eps_s, 0.0), np.maximum(eps_c, 0.0)
     if plan.claim_rdp is None and plan.claim_eps is None:
         rmax = rdp.max(axis=1)
@@ -512,10 +537,9 @@ def _pilot_classifier(o0, o1, n, plan, spec: ClassifierOutputs, seed: int):
                          f"got dtype {o0.dtype}")
     x0, x1 = spec.featurize(o0), spec.featurize(o1)
     h = n // 2
-    clf = spec._estimator(seed)
-    clf.fit(np.concatenate([x0[:h], x1[:h]]), np.r_[np.zeros(h, dtype=int), np.ones(h, dtype=int)])
-    s0 = clf.predict_proba(x0[h:])[:, 1]
-    s1 = clf.predict_proba(x1[h:])[:, 1]
+    clf = spec.fit(np.concatenate([x0[:h], x1[:h]]), np.r_[np.zeros(h, dtype=int), np.ones(h, dtype=int)], seed)
+    s0 = spec.score(clf, x0[h:])
+    s1 = spec.score(clf, x1[h:])
     m = n - h
     pooled = np.concatenate([s0, s1])
     thr = np.unique(pooled)
