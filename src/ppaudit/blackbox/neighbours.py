@@ -105,7 +105,8 @@ def query_answers(length: int, sensitivity: float = 1.0) -> Iterator[Pair]:
     ``D = Δ·(1, …, 1)``, the neighbours are, in StatDP's order: one above ``(2Δ, Δ, …)``, one
     below ``(0, Δ, …)``, one above rest below ``(2Δ, 0, …)``, one below rest above
     ``(0, 2Δ, …)``, half half ``(2Δ, …, 0, …)``, all above ``2Δ·1``, all below ``0``, and the
-    X shape ``(Δ, …, 0, …)`` vs ``(0, …, Δ, …)``. Duplicates (``length`` 1) are dropped.
+    X shape ``(Δ, …, 0, …)`` vs ``(0, …, Δ, …)``. Duplicates, swapped ones included
+    (``length`` 1), are dropped.
 
     Args:
         length: number of query answers ``≥ 1``.
@@ -140,7 +141,7 @@ def query_answers(length: int, sensitivity: float = 1.0) -> Iterator[Pair]:
     def gen():
         seen = set()
         for a, b in raw:
-            key = (tuple(a), tuple(b))
+            key = tuple(sorted([tuple(a), tuple(b)]))  # a swapped pair is the same test
             if key in seen or np.array_equal(a, b):
                 continue
             seen.add(key)
