@@ -97,7 +97,7 @@ def count_vectors(length: int, max_count: int = 1) -> Iterator[Pair]:
 
 
 def query_answers(length: int, sensitivity: float = 1.0) -> Iterator[Pair]:
-    """StatDP's query-answer patterns (Ding et al. 2018, §5.1; ``statdp.generators``).
+    """StatDP's query-answer patterns (Ding et al. 2018, CCS; ``statdp.generators.generate_databases``).
 
     Adjacency: **every query answer moves by at most ``sensitivity``** (ℓ∞ distance ≤ Δ,
     component-wise) — the notion of the sparse vector technique and report-noisy-max on

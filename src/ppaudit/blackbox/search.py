@@ -521,7 +521,8 @@ def _pilot_counts(o0, o1, n, plan):
     j = j_c if comp else j_s
     cells = [values[i] for i in order[: j + 1]]
     if comp:
-        desc = f"output not in {_fmt_cells(cells)}"
+        rest = [values[i] for i in order[j + 1:]]
+        desc = f"output not in {_fmt_cells(cells)} (of the outputs seen in the pilot: {_fmt_cells(rest)})"
         p0, p1 = (n - k0[j]) / n, (n - k1[j]) / n
     else:
         desc = f"output in {_fmt_cells(cells)}"
