@@ -209,3 +209,13 @@ def test_bad_input_names_the_argument():
         search_mechanism(laplace_rnm, pairs, 1_000, claim=1.0)
     with pytest.raises(ValueError, match="n_jobs"):
         search_mechanism(laplace_rnm, pairs, 1_000, n_jobs=0)
+
+
+def test_readme_find_the_worst_case_snippet_runs(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    code = readme.split("### Find the worst case", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "verdict: violation" in out and "witness: pair" in out
