@@ -400,6 +400,16 @@ def _draws(mechanism, takes_rng, data, n, gen, chunk, what):
             arr = _draw(mechanism, takes_rng, data, m, gen)
         except ValueError as exc:
             raise ValueError(f"mechanism on {what}: {exc}") from None
+        except TypeError:
+            raise ValueError(f"mechanism on {what} must return {m} outputs (an array or a list), "
+                             "returned something that is not a sequence") from None
+        if arr.dtype == object and arr.size and not isinstance(arr[0], (str, bytes)):
+            try:  # a list of numbers or of equal-length number lists: a numeric array
+                num = np.asarray(arr.tolist())
+            except (ValueError, TypeError):
+                num = None
+            if num is not None and num.dtype.kind in "iubf" and num.shape[:1] == (m,):
+                arr = num
         if _has_nan(arr):
             raise ValueError(f"mechanism returned NaN outputs on {what}")
         done += m

@@ -170,6 +170,18 @@ def test_tuple_outputs_are_counted():
     assert all(isinstance(c, tuple) for c in res.witness.output_set.cells)
 
 
+def test_list_outputs_are_normalised():
+    """Lists of floats go to the classifier under outputs='auto'; lists of int tuples are counted."""
+    pairs = [(0.0, 1.0), (0.0, -1.0)]
+    res = search_mechanism(lambda x, n, rng: list(x + rng.laplace(0, 1.0, n)), pairs, 4_000, rng=0,
+                           claim=Claim.dp(1.0), outputs=ClassifierOutputs("logistic"))
+    assert res.outputs == "classifier" and res.verdict == "consistent"
+    auto = search_mechanism(lambda x, n, rng: list(x + rng.laplace(0, 1.0, n)), pairs, 2_000, rng=0)
+    assert auto.outputs == "classifier"
+    tup = search_mechanism(lambda b, n, rng: [(int(b), int(v)) for v in rng.integers(0, 2, n)], [(0, 1)], 1_000, rng=0)
+    assert tup.outputs == "counts" and tup.audit.epsilon_lower_bound > 3  # the first coordinate is the input
+
+
 def test_no_claim_reports_bounds():
     res = search_mechanism(rr4, rr_pairs(), 5_000, rng=0, certify_top=2)
     assert res.verdict == "no claim" and res.certified == 2
@@ -199,6 +211,8 @@ def test_bad_input_names_the_argument():
         search_mechanism(laplace_rnm, 5, 1_000)
     with pytest.raises(ValueError, match="mechanism .*must return 200 outputs"):
         search_mechanism(lambda c, n, rng: np.zeros(n + 1, dtype=int), pairs, 1_000)
+    with pytest.raises(ValueError, match="mechanism on pair 0's dataset must return"):
+        search_mechanism(lambda c, n, rng: None, pairs, 1_000)
     with pytest.raises(ValueError, match="mechanism returned NaN"):
         search_mechanism(lambda c, n, rng: np.full(n, np.nan), pairs, 1_000)
     with pytest.raises(ValueError, match="real-valued"):
