@@ -233,3 +233,10 @@ def test_readme_find_the_worst_case_snippet_runs(capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "verdict: violation" in out and "witness: pair" in out
+
+
+def test_rdp_curve_claim_sets_the_orders():
+    """An RDP-curve claim: orders = its own plus the default grid up to its largest order."""
+    claim = Claim.rdp([2.0, 8.0], [0.25, 1.0])  # Gaussian RNM with sigma 2 is alpha/8-RDP: holds
+    res = search_mechanism(gaussian_rnm, count_vectors(2, 1), 4_000, rng=0, claim=claim, certify_top=2)
+    assert res.orders.max() == 8.0 and 2.0 in res.orders and res.verdict == "consistent"

@@ -85,3 +85,8 @@ def test_search_bad_input_exits_2(capsys, mechdir, args, message):
     code, _, err = call(capsys, "search", *args)
     assert code == 2
     assert message in err
+
+
+def test_search_help(capsys):
+    code, out, _ = call(capsys, "search", "--help")
+    assert code == 0 and "usage: ppaudit search" in out and "--neighbours" in out and "--pairs" in out
