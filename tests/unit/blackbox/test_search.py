@@ -240,3 +240,11 @@ def test_rdp_curve_claim_sets_the_orders():
     claim = Claim.rdp([2.0, 8.0], [0.25, 1.0])  # Gaussian RNM with sigma 2 is alpha/8-RDP: holds
     res = search_mechanism(gaussian_rnm, count_vectors(2, 1), 4_000, rng=0, claim=claim, certify_top=2)
     assert res.orders.max() == 8.0 and 2.0 in res.orders and res.verdict == "consistent"
+
+
+def test_audit_mechanism_counts_integer_vector_rows():
+    from ppaudit.blackbox import audit_mechanism
+
+    res = audit_mechanism(lambda b, n, rng: np.stack([np.full(n, b), rng.integers(0, 2, n)], axis=1), 0, 1, 1_000,
+                          [2.0], rng=0)
+    assert set(res.outputs) == {(0, 0), (0, 1), (1, 0), (1, 1)}
