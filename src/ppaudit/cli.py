@@ -179,8 +179,9 @@ def _cmd_audit_votes(args) -> int:
 
     hist = _read_votes(args)
     if (args.threshold is None) != (args.sigma1 is None):
-        raise UsageError(f"give both --threshold and --sigma1 (Confident-GNMax) or neither, got --threshold "
-                         f"{args.threshold} and --sigma1 {args.sigma1}")
+        given = "--threshold" if args.threshold is not None else "--sigma1"
+        raise UsageError(f"give both --threshold and --sigma1 (Confident-GNMax) or neither, got only {given} "
+                         f"{args.threshold if args.threshold is not None else args.sigma1:g}")
     res = audit_votes(hist, args.sigma, threshold=args.threshold, sigma_threshold=args.sigma1,
                       orders=_orders(args.orders), delta=args.delta, trials=args.trials,
                       exact_queries=args.exact_queries, confidence=args.confidence, rng=args.seed)
@@ -244,7 +245,7 @@ def _read_counts(path: Path, sep: str = ",") -> tuple[np.ndarray, np.ndarray, li
         bad = ~np.isfinite(v) | (v < 0) | (v != np.round(v))
         if bad.any():
             raise UsageError(f"counts file {str(path)!r}: column {name} must hold non-negative integers; "
-                             f"bad value {col[bad].iloc[0]!r} in row {int(np.flatnonzero(bad)[0]) + 1}")
+                             f"bad value {str(col[bad].iloc[0])!r} in row {int(np.flatnonzero(bad)[0]) + 1}")
         out.append(v.astype(np.int64))
     labels = df["output"].astype(str).tolist() if "output" in df.columns else None
     return out[0], out[1], labels
