@@ -12,8 +12,9 @@ Subcommands (``ppaudit SUBCOMMAND --help`` for each):
 * ``figure NAME`` — build one Snakemake target of the workflow (needs the ``[workflow]`` extra).
 
 Exit codes: 0 = no violation, 1 = a violation was detected (or the self-check failed), 2 = bad
-usage or input (one line naming the flag or file, the value and what is expected) or an
-internal error (the traceback only with ``--debug``). Nothing but a real violation exits 1.
+usage or input (one line naming the flag or file, the value and what is expected), a failed
+Snakemake run of ``figure``, or an internal error (the traceback only with ``--debug``). Nothing
+but a real violation (or a failed self-check) exits 1.
 """
 
 from __future__ import annotations
@@ -182,8 +183,11 @@ def _cmd_audit_votes(args) -> int:
         given = "--threshold" if args.threshold is not None else "--sigma1"
         raise UsageError(f"give both --threshold and --sigma1 (Confident-GNMax) or neither, got only {given} "
                          f"{args.threshold if args.threshold is not None else args.sigma1:g}")
+    orders = _orders(args.orders)
+    if orders is not None and not np.isfinite(orders).any():
+        raise UsageError(f"--orders needs at least one finite order > 1 for the accounted epsilon, got {args.orders!r}")
     res = audit_votes(hist, args.sigma, threshold=args.threshold, sigma_threshold=args.sigma1,
-                      orders=_orders(args.orders), delta=args.delta, trials=args.trials,
+                      orders=orders, delta=args.delta, trials=args.trials,
                       exact_queries=args.exact_queries, confidence=args.confidence, rng=args.seed)
     d = res.to_dict()
     a = res.audit

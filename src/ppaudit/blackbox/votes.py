@@ -44,7 +44,7 @@ from .mechanism import CountsAudit, audit_counts
 __all__ = [
     "DEFAULT_VOTE_ORDERS", "VotesAudit", "VotesLayoutWarning", "read_votes_file", "votes_to_histograms",
     "votes_look_transposed", "load_votes", "neighbour_histograms", "audit_votes",
-    "audit_resolution", "CONVERSIONS", "RESOLVED_FRACTION",
+    "audit_resolution", "CONVERSIONS", "MAX_CLASSES", "RESOLVED_FRACTION",
 ]
 
 #: The two RDP → (ε, δ) conversions :func:`audit_votes` reports (``rdp_to_dp`` methods).
@@ -55,6 +55,9 @@ CONVERSIONS = {
 #: The audit resolves the exposed query's effect when its RDP lower bound reaches this share of
 #: the most a 2-cut of the pair can show, at some order.
 RESOLVED_FRACTION = 0.5
+
+#: Most classes a votes file may have (a label above it is not a class index).
+MAX_CLASSES = 100_000
 
 #: Orders used by :func:`audit_votes` unless given.
 DEFAULT_VOTE_ORDERS = np.concatenate([np.linspace(1.5, 10.0, 18), np.geomspace(12.0, 2000.0, 40)])
@@ -185,6 +188,8 @@ def votes_to_histograms(votes, num_classes: int | None = None) -> np.ndarray:
         raise ValueError(f"'votes' must have shape (n_teachers, n_queries), got {v.shape}")
     v = _integer_array(v, "'votes'")
     c = int(v.max()) + 1 if num_classes is None else int(num_classes)
+    if c > MAX_CLASSES:
+        raise ValueError(f"'votes' has label {int(v.max())}: labels must be class indices 0..C-1 with C <= {MAX_CLASSES:,}")
     if v.max() >= c:
         raise ValueError(f"'votes' has label {int(v.max())} >= num_classes={c}")
     c = max(c, 2)
@@ -214,6 +219,9 @@ def load_votes(path, *, histograms: bool = False, num_classes: int | None = None
         if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 2:
             raise ValueError(f"{path}: 'histograms' must have shape (n_queries, C) with C >= 2, got {arr.shape}")
         h = _integer_array(arr, f"{path}: 'histograms'")
+        empty = np.flatnonzero(h.sum(axis=1) == 0)
+        if empty.size:
+            raise ValueError(f"{path}: 'histograms' row {int(empty[0])} has no votes; every query needs at least one")
         if num_classes is not None and num_classes != h.shape[1]:
             raise ValueError(f"{path}: 'histograms' has C={h.shape[1]} classes but num_classes={num_classes} was given")
         return h
@@ -370,6 +378,8 @@ def audit_votes(
     if (threshold is None) != (sigma_threshold is None):
         raise ValueError(f"give both threshold and sigma1 (Confident-GNMax) or neither, got threshold={threshold}, sigma1={sigma_threshold}")
     n_q, c = h.shape
+    if np.any(h.sum(axis=1) <= 0):
+        raise ValueError(f"every query needs at least one vote; query {int(np.flatnonzero(h.sum(axis=1) <= 0)[0])} has none")
     dd_gnmax = np.atleast_2d(gnmax_rdp_data_dependent(h, s, a))
     if threshold is not None:
         from ..accounting import confident_gnmax_rdp  # issue 14 §1

@@ -57,6 +57,8 @@ def _files(d):
     with zipfile.ZipFile(d / "badmember.npz", "w") as z:
         z.writestr("votes.npy", b"not a numpy array")
     (d / "folder.npz").mkdir()
+    np.save(d / "huge_label.npy", np.full((3, 3), 2**40))
+    np.savez(d / "no_votes.npz", histograms=np.zeros((2, 3), dtype=int))
     (d / "nocols.csv").write_text("a,b\n1,2\n3,4\n")
     (d / "negative.csv").write_text("counts0,counts1\n10,5\n-3,5\n")
     (d / "fraction.csv").write_text("counts0,counts1\n10,5\n2.5,5\n")
@@ -88,7 +90,10 @@ CASES = [
     ("votes-corrupt-member", ["audit-votes", "{d}/badmember.npz", "--sigma", "40"], ["badmember.npz"]),
     ("votes-histograms-flag-on-labels", ["audit-votes", "{d}/good.npz", "--sigma", "40", "--histograms"], ["good.npz", "--histograms"]),
     ("votes-num-classes-conflict", ["audit-votes", "{d}/good.npz", "--sigma", "40", "--num-classes", "7"], ["good.npz", "num_classes", "7"]),
+    ("votes-huge-label", ["audit-votes", "{d}/huge_label.npy", "--sigma", "40"], ["huge_label.npy", str(2**40)]),
+    ("votes-empty-histogram", ["audit-votes", "{d}/no_votes.npz", "--sigma", "40"], ["no_votes.npz", "row 0"]),
     # audit-votes: flags
+    ("votes-orders-inf", ["audit-votes", "{d}/good.npz", "--sigma", "4", "--orders", "inf"], ["--orders", "inf"]),
     ("votes-sigma-zero", ["audit-votes", "{d}/good.npz", "--sigma", "0"], ["--sigma", "'0'"]),
     ("votes-sigma-text", ["audit-votes", "{d}/good.npz", "--sigma", "forty"], ["--sigma", "forty"]),
     ("votes-sigma-missing", ["audit-votes", "{d}/good.npz"], ["--sigma"]),
