@@ -52,7 +52,7 @@ def test_simulated_audit_reaches_the_fraction_at_the_predicted_trials():
                                    rng=seed).lower_bound[0] for seed in range(12)]
         shares[factor] = np.median(lbs) / need.attainable
     assert shares[0.1] < 0.2  # far fewer draws: not resolved
-    assert 0.3 < shares[1.0] < 0.7  # the prediction: about half (0.53 measured)
+    assert 0.3 < shares[1.0] < 0.7  # the prediction: about half (0.56 measured; 0.79 at 4x)
     assert shares[SAFETY_FACTOR] > 0.6
 
 
