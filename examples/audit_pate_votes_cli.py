@@ -51,10 +51,13 @@ def main() -> int:
             return 2
         out = json.loads(proc.stdout)
         print(f"{out['num_queries']} queries, {out['mechanism']}: accounted epsilon {out['epsilon_data_dependent']:.3f} "
-              f"at delta={out['delta']:g} (data-independent GNMax: {out['epsilon_data_independent']:.3f})")
+              f"at delta={out['delta']:g} (Balle et al. 2020; classic conversion of Papernot et al. 2018: "
+              f"{out['epsilon_data_dependent_classic']:.3f}; data-independent GNMax: {out['epsilon_data_independent']:.3f})")
         print(f"most exposed query #{out['most_exposed_query']}: votes {out['most_exposed_histogram']}, "
               f"exact RDP {out['most_exposed_exact_rdp_at_order']:.3g} at order {out['order_data_dependent']:.3g}")
-        print(f"audit of that query: verdict {out['verdict']} (exit code {proc.returncode})")
+        res = out["resolution"]
+        print(f"audit of that query: verdict {out['verdict']} (exit code {proc.returncode}); "
+              + ("effect resolved" if res["resolved"] else f"effect not resolved, --trials {res['trials_suggested']} suggested"))
         return proc.returncode
 
 

@@ -38,3 +38,58 @@ def tiny_section(name: str) -> dict:
 
     chadha = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())["chadha2024"]
     return {**chadha.get("audit_defaults", {}), **chadha[name]}
+
+
+#: What ``make run`` leaves under results/ (a sample of the embedded default run's files, as listed
+#: in a finished run of the README's `make run`): enough that its targets are up to date for
+#: Snakemake, so a test that passes only on an empty results/ fails with it (issue 27, item 7).
+POPULATED_RESULTS = (
+    "results/chadha2024/synthetic/fig2.csv",
+    "results/chadha2024/synthetic/fig2.counts.json",
+    "results/chadha2024/synthetic/fig6.csv",
+    "results/chadha2024/synthetic/fig6.counts.json",
+    "results/figures/chadha2024/fig2.csv",
+    "results/figures/chadha2024/fig2.pdf",
+    "results/figures/chadha2024/fig2.png",
+    "results/figures/chadha2024/fig6.csv",
+    "results/figures/chadha2024/fig6.pdf",
+    "results/figures/chadha2024/fig6.png",
+    "results/chadha2024/worstcase/gnmax_worst_case.csv",
+    "results/figures/chadha2024/worstcase.csv",
+    "results/figures/chadha2024/worstcase.pdf",
+    "results/figures/chadha2024/worstcase.png",
+    "results/figures/chadha2024/worstcase_epsilon.csv",
+    "results/labeldp/synthetic/rr.csv",
+    "results/labeldp/synthetic/rr_summary.csv",
+    "results/figures/labeldp/obs_fig3.csv",
+    "results/figures/labeldp/obs_fig3.pdf",
+    "results/figures/labeldp/obs_fig3.png",
+    "results/tables/findings/repeated_query_example.csv",
+    "logs/audit_synthetic_pair/fig2.log",
+    "logs/plot_chadha_synthetic/fig2.log",
+    "benchmarks/audit_synthetic_pair/fig2.tsv",
+)
+
+#: Top-level entries a run writes, never linked into a temporary checkout.
+RUN_OUTPUTS = ("results", "logs", "benchmarks", ".snakemake")
+
+
+def temp_checkout(dest: Path, results: tuple[str, ...] | list[str] = ()) -> Path:
+    """A checkout of the repository at ``dest`` for tests that run Snakemake in a checkout's root.
+
+    Every top-level entry of the repository is symlinked into ``dest`` (unless ``dest`` already
+    has it) except what a run writes (:data:`RUN_OUTPUTS`), ``.git`` and ``.venv``: the checkout's own ``results/`` cannot change what the
+    test sees, and the test writes nothing into the real one. ``results``: files to create first
+    (paths relative to ``dest``, e.g. :data:`POPULATED_RESULTS`), newer than every source file,
+    as after ``make run``.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    for entry in REPO.iterdir():
+        if entry.name in RUN_OUTPUTS or entry.name in (".git", ".venv", ".pytest_cache") or (dest / entry.name).exists():
+            continue
+        (dest / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    for rel in results:
+        path = dest / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("written by tests/workflow_runner.temp_checkout\n")
+    return dest

@@ -2,7 +2,7 @@
 
 Subcommands (``ppaudit SUBCOMMAND --help`` for each):
 
-* ``audit-votes VOTES.npz --sigma S [--threshold T --sigma1 S1]`` — a PATE operator's own
+* ``audit-votes VOTES.npz|VOTES.npy --sigma S [--threshold T --sigma1 S1]`` — a PATE operator's own
   teacher votes: accounted (data-dependent GNMax / Confident-GNMax) cost, exact per-query RDP,
   audit of the most exposed query, ε at δ (:func:`ppaudit.blackbox.votes.audit_votes`).
 * ``audit-counts COUNTS.csv`` — two output-count vectors → RDP and (ε, δ) lower bounds and a
@@ -15,7 +15,9 @@ Subcommands (``ppaudit SUBCOMMAND --help`` for each):
 * ``figure NAME`` — build one Snakemake target of the workflow (needs the ``[workflow]`` extra).
 
 Exit codes: 0 = no violation, 1 = a violation was detected (or the self-check failed), 2 = bad
-usage or input (the message names the bad value).
+usage or input (one line naming the flag or file, the value and what is expected), a failed
+Snakemake run of ``figure``, or an internal error (the traceback only with ``--debug``). Nothing
+but a real violation (or a failed self-check) exits 1.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import math
 import shutil
 import subprocess
 import sys
+import traceback
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +41,13 @@ EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 
 class UsageError(Exception):
     """Bad input detected after parsing (reported with exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """``ArgumentParser`` whose usage errors are one line (flag, value, what is expected), exit 2."""
+
+    def error(self, message):  # noqa: D102 (argparse API)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def _clean(obj):
@@ -83,19 +94,25 @@ def _claim_from_args(args):
         if getattr(args, "claim_delta", None) is not None:
             raise UsageError("--claim-delta needs --claim-dp")
         return None
+    flag = "--" + given[0].replace("_", "-")
+    if args.claim_delta is not None and given[0] != "claim_dp":
+        raise UsageError(f"--claim-delta needs --claim-dp, got it with {flag}")
     try:
         if args.claim_zcdp is not None:
             return Claim.zcdp(args.claim_zcdp)
         if args.claim_gdp is not None:
             return Claim.gdp(args.claim_gdp)
         if args.claim_dp is not None:
+            flag = "--claim-dp/--claim-delta"
             return Claim.dp(args.claim_dp, args.claim_delta if args.claim_delta is not None else 0.0)
         pts = [p.split(":") for p in args.claim_rdp.split(",") if p.strip()]
         if not pts or any(len(p) != 2 for p in pts):
             raise UsageError(f"--claim-rdp must look like '2:0.5,8:2.0' (order:epsilon), got {args.claim_rdp!r}")
         return Claim.rdp([float(p[0]) for p in pts], [float(p[1]) for p in pts])
     except ValueError as exc:
-        raise UsageError(f"bad claim: {exc}") from None
+        value = getattr(args, given[0])
+        shown = value if given[0] != "claim_dp" else f"{args.claim_dp}, {args.claim_delta}"
+        raise UsageError(f"{flag} {shown!r}: {exc}") from None
 
 
 def _add_claim_options(p: argparse.ArgumentParser) -> None:
@@ -116,30 +133,80 @@ def _fmt_claim(c) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _cmd_audit_votes(args) -> int:
-    from .blackbox.votes import audit_votes, load_votes
+def _read_votes(args) -> np.ndarray:
+    """The votes file of ``audit-votes`` as ``(n_queries, C)`` histograms; a layout warning goes to stderr."""
+    from .blackbox.votes import VotesLayoutWarning, load_votes
 
     path = Path(args.votes)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"votes file not found: {str(path)!r}")
-    try:
-        hist = load_votes(path)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read votes file {str(path)!r}: {exc}") from None
+    if not path.is_file():
+        raise UsageError(f"votes file {str(path)!r} is not a file; expected a .npz or .npy file")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VotesLayoutWarning)
+        try:
+            hist = load_votes(path, histograms=args.histograms, num_classes=args.num_classes)
+        except ValueError as exc:
+            raise UsageError(f"votes file: {exc}") from None
+    for w in caught:
+        if issubclass(w.category, VotesLayoutWarning):
+            print(f"ppaudit audit-votes: warning: {w.message}", file=sys.stderr)
+    return hist
+
+
+def _round_up(n: int, digits: int = 2) -> int:
+    scale = 10 ** max(len(str(int(n))) - digits, 0)
+    return -(-int(n) // scale) * scale
+
+
+def _resolution_line(res) -> str:
+    """Whether the Monte Carlo audit resolves the exposed query's effect (:func:`ppaudit.blackbox.votes.audit_resolution`)."""
+    r = res.resolution
+    if not r:
+        return "resolution: not assessed"
+    where = (f"{r['attainable_two_cut']:.4g} that a 2-cut of this pair can show at order {r['order']:.4g} "
+             f"(exact RDP there {r['exact_rdp']:.4g})")
+    if r["resolved"]:
+        return (f"resolution: resolved: the audit's RDP lower bound {r['lower_bound']:.4g} is "
+                f"{r['resolved_fraction']:.0%} of the {where}")
+    head = (f"resolution: NOT resolved: with {r['trials']:,} draws per side the audit's RDP lower bound stays below "
+            f"{r['fraction']:.0%} of what a 2-cut can show at every order (best {r['resolved_fraction']:.0%}); ")
+    if r["trials_needed"] is None:
+        return head + "no feasible --trials would resolve it"
+    need, suggest = _round_up(r["trials_needed"]), _round_up(r["trials_suggested"])
+    return head + (f"it needs at least about {need:,} draws per side to reach {r['fraction']:.0%} of the {where}, "
+                   f"and about --trials {suggest} to do so in most runs (the draws needed grow as 1/divergence^2)")
+
+
+def _cmd_audit_votes(args) -> int:
+    from .blackbox.votes import CONVERSIONS, audit_votes
+
+    hist = _read_votes(args)
+    if (args.threshold is None) != (args.sigma1 is None):
+        given = "--threshold" if args.threshold is not None else "--sigma1"
+        raise UsageError(f"give both --threshold and --sigma1 (Confident-GNMax) or neither, got only {given} "
+                         f"{args.threshold if args.threshold is not None else args.sigma1:g}")
+    orders = _orders(args.orders)
+    if orders is not None and not np.isfinite(orders).any():
+        raise UsageError(f"--orders needs at least one finite order > 1 for the accounted epsilon, got {args.orders!r}")
     res = audit_votes(hist, args.sigma, threshold=args.threshold, sigma_threshold=args.sigma1,
-                      orders=_orders(args.orders), delta=args.delta, trials=args.trials,
+                      orders=orders, delta=args.delta, trials=args.trials,
                       exact_queries=args.exact_queries, confidence=args.confidence, rng=args.seed)
     d = res.to_dict()
     a = res.audit
     lines = [
         f"votes: {res.num_queries} queries, {res.num_classes} classes; mechanism {res.mechanism}, sigma={res.sigma:g}"
         + (f", threshold={res.threshold:g}, sigma1={res.sigma_threshold:g}" if res.threshold is not None else ""),
-        f"accounted epsilon at delta={res.delta:g}: data-dependent {res.epsilon_data_dependent:.4f} "
-        f"(order {res.order_data_dependent:.3g}); data-independent GNMax {res.epsilon_data_independent:.4f}",
+        f"accounted epsilon at delta={res.delta:g}, data-dependent, composed over {res.num_queries} queries:",
+        f"  {res.epsilon_data_dependent:.4f} (order {res.order_data_dependent:.3g})  {CONVERSIONS['balle2020']}",
+        f"  {res.epsilon_data_dependent_classic:.4f} (order {res.order_data_dependent_classic:.3g})  {CONVERSIONS['classic']}",
+        f"accounted epsilon at delta={res.delta:g}, data-independent GNMax: {res.epsilon_data_independent:.4f}  "
+        f"{CONVERSIONS['balle2020']}",
         f"most exposed query: #{res.most_exposed_query} {d['most_exposed_histogram']} -> worst neighbour {d['worst_neighbour']}; "
         f"exact RDP at that order {d['most_exposed_exact_rdp_at_order']:.4g}",
         f"audit ({a.counts0.sum()} + {a.counts1.sum()} draws): max RDP lower bound {a.rdp_lower_bound.max():.4g}, "
         f"epsilon lower bound {a.epsilon_lower_bound:.4g} at delta={a.delta:g}",
+        _resolution_line(res),
         f"exact RDP above the data-dependent bound: {res.exact_exceeds_data_dependent or 'none'}",
         f"verdict: {res.verdict}",
     ]
@@ -147,23 +214,45 @@ def _cmd_audit_votes(args) -> int:
     return EXIT_VIOLATION if res.verdict == "violation" else EXIT_OK
 
 
-def _read_counts(path: Path) -> tuple[np.ndarray, np.ndarray, list | None]:
+_SEPARATORS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": r"\s+", "whitespace": r"\s+"}
+
+
+def _read_counts(path: Path, sep: str = ",") -> tuple[np.ndarray, np.ndarray, list | None]:
+    """The counts file of ``audit-counts``: columns ``counts0``, ``counts1`` (and ``output``)."""
     import pandas as pd
 
+    if not path.exists():
+        raise UsageError(f"counts file not found: {str(path)!r}")
+    if not path.is_file():
+        raise UsageError(f"counts file {str(path)!r} is not a file; expected a CSV with columns counts0,counts1")
+    if path.stat().st_size == 0:
+        raise UsageError(f"counts file {str(path)!r} is empty; expected a CSV with columns counts0,counts1")
+    delim = _SEPARATORS.get(sep, sep)
     try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read counts file {str(path)!r}: {exc}") from None
-    if {"counts0", "counts1"} <= set(df.columns):
-        c0, c1 = df["counts0"], df["counts1"]
-    else:
-        raise UsageError(f"{str(path)!r} must have columns 'counts0' and 'counts1' (one row per output); found {list(df.columns)}")
+        df = pd.read_csv(path, sep=delim, engine="python" if len(delim) != 1 else "c")
+    except UnicodeDecodeError:
+        raise UsageError(f"counts file {str(path)!r} is not a text file; expected a CSV with columns counts0,counts1") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise UsageError(f"cannot read counts file {str(path)!r} with --sep {sep!r}: {str(exc).strip()}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    if not {"counts0", "counts1"} <= set(df.columns):
+        hint = ""
+        if len(df.columns) == 1:
+            found = next((n for n, c in (("semicolon", ";"), ("tab", "\t"), ("space", " ")) if c in df.columns[0]), None)
+            if found:
+                hint = f"; its header looks {found}-separated: pass --sep {found}"
+        raise UsageError(f"counts file {str(path)!r} must have columns 'counts0' and 'counts1' (one row per output; "
+                         f"separator --sep {sep!r}); found {list(df.columns)}{hint}")
+    if len(df) < 2:
+        raise UsageError(f"counts file {str(path)!r} has {len(df)} row(s); need one row per output, at least 2")
     out = []
-    for name, col in (("counts0", c0), ("counts1", c1)):
+    for name in ("counts0", "counts1"):
+        col = df[name]
         v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(v) | (v < 0) | (v != np.round(v))
         if bad.any():
-            raise UsageError(f"column {name} must hold non-negative integers; bad value {col[bad].iloc[0]!r} in row {int(np.flatnonzero(bad)[0]) + 1}")
+            raise UsageError(f"counts file {str(path)!r}: column {name} must hold non-negative integers; "
+                             f"bad value {str(col[bad].iloc[0])!r} in row {int(np.flatnonzero(bad)[0]) + 1}")
         out.append(v.astype(np.int64))
     labels = df["output"].astype(str).tolist() if "output" in df.columns else None
     return out[0], out[1], labels
@@ -173,11 +262,10 @@ def _cmd_audit_counts(args) -> int:
     from .blackbox import audit_counts
 
     path = Path(args.counts)
-    if not path.is_file():
-        raise UsageError(f"counts file not found: {str(path)!r}")
-    c0, c1, labels = _read_counts(path)
+    c0, c1, labels = _read_counts(path, args.sep)
     if c0.sum() == 0 or c1.sum() == 0:
-        raise UsageError(f"both count columns need trials, got totals {int(c0.sum())} and {int(c1.sum())}")
+        raise UsageError(f"counts file {str(path)!r}: both columns counts0 and counts1 need trials, "
+                         f"got totals {int(c0.sum())} and {int(c1.sum())}")
     claim = _claim_from_args(args)
     orders = _orders(args.orders, np.array([1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]))
     res = audit_counts(c0, c1, orders, confidence=args.confidence, claim=claim, delta=args.delta,
@@ -257,11 +345,25 @@ def _cmd_one_run_scores(args, claim) -> int:
     _emit(args, payload, lines)
     return EXIT_VIOLATION if res.verdict == "violation" else EXIT_OK
 
+def _check_guess_counts(args) -> None:
+    """``one-run``'s counts: 1 <= --guesses <= --samples and --correct <= --guesses (flags named)."""
+    g, c, m = getattr(args, "guesses", None), getattr(args, "correct", None), getattr(args, "samples", None)
+    if g is None:
+        return
+    if g == 0:
+        raise UsageError("--guesses must be >= 1: with no guesses the one-run audit has nothing to test "
+                         f"(got --guesses 0 --correct {c})")
+    if c is not None and c > g:
+        raise UsageError(f"--correct must be <= --guesses (each correct guess is a guess), got --correct {c} --guesses {g}")
+    if m is not None and g > m:
+        raise UsageError(f"--guesses must be <= --samples (one guess per canary at most), got --guesses {g} --samples {m}")
+
 
 def _cmd_one_run(args) -> int:
     from .attacks.one_run import GDP_FAMILY_NOTE, epsilon_lower_bound, gdp_epsilon, mu_lower_bound
     from .blackbox.scores import _claim_rejected
 
+    _check_guess_counts(args)
     claim = _claim_from_args(args)
     if args.scores is not None:
         return _cmd_one_run_scores(args, claim)
@@ -287,18 +389,51 @@ def _cmd_one_run(args) -> int:
     return EXIT_VIOLATION if verdict == "violation" else EXIT_OK
 
 
-def _cmd_selfcheck(args) -> int:
-    from .selfcheck import run_selfcheck
+def _selfcheck_notes(res) -> list[str]:
+    """Why a self-check failed, in words; the power bar's assumption when --trials is below it."""
+    from .selfcheck import DEFAULT_TRIALS, MIN_DETECTION_RATE
 
-    cases = [c.strip() for c in args.cases.split(",")] if args.cases else None
+    tab = res.table
+    bug = tab["planted_bug"].astype(str) != ""
+    missed = tab.loc[bug & ~tab["passed"], "case"].tolist()
+    alarms = tab.loc[~bug & ~tab["passed"], "case"].tolist()
+    notes = []
+    if alarms:
+        notes.append(f"false-alarm bar exceeded (a correct mechanism flagged too often): {', '.join(alarms)}")
+    if res.trials < DEFAULT_TRIALS:
+        power = (f"the {MIN_DETECTION_RATE:.0%} power bar assumes ≈ {DEFAULT_TRIALS:,} trials per side; "
+                 f"--trials {res.trials} is below it")
+        notes.append(power + (f", so the planted bugs missed ({', '.join(missed)}) may be missed for lack of draws: "
+                              f"rerun with --trials {DEFAULT_TRIALS}" if missed else ""))
+    elif missed:
+        notes.append(f"power bar missed (a planted bug flagged in < {MIN_DETECTION_RATE:.0%} of the runs): {', '.join(missed)}")
+    return notes
+
+
+def _cmd_selfcheck(args) -> int:
+    from .selfcheck import DEFAULT_TRIALS, selfcheck_cases, run_selfcheck
+
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases is not None else None
+    if cases is not None:
+        known = [c.name for c in selfcheck_cases()]
+        unknown = [c for c in cases if c not in known] or ([] if cases else [repr(args.cases)])
+        if unknown:
+            raise UsageError(f"--cases: unknown case(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    if args.csv and not Path(args.csv).resolve().parent.is_dir():
+        raise UsageError(f"--csv {args.csv!r}: its folder does not exist")
     res = run_selfcheck(args.repetitions, args.trials, confidence=args.confidence, seed=args.seed, cases=cases,
                         progress=args.progress)
     if args.csv:
-        res.table.to_csv(args.csv, index=False)
+        try:
+            res.table.to_csv(args.csv, index=False)
+        except OSError as exc:
+            raise UsageError(f"--csv {args.csv!r}: cannot write: {exc.strerror or exc}") from None
+    notes = _selfcheck_notes(res)
     cols = ["case", "claim", "mean_rdp_lower_bound_alpha2", "mean_epsilon_lower_bound", "flagged", "bar", "passed"]
     lines = [f"self-check: {res.repetitions} repetitions x {res.trials} trials per side, confidence {res.confidence:g}",
-             res.table[cols].to_string(index=False), f"passed: {res.passed}"]
+             res.table[cols].to_string(index=False), *(f"note: {n}" for n in notes), f"passed: {res.passed}"]
     _emit(args, {"repetitions": res.repetitions, "trials": res.trials, "confidence": res.confidence, "seed": res.seed,
+                 "power_bar_trials": DEFAULT_TRIALS, "notes": notes,
                  "passed": res.passed, "table": res.table.to_dict(orient="records")}, lines)
     return EXIT_OK if res.passed else EXIT_VIOLATION
 
@@ -316,6 +451,10 @@ def _repo_root() -> Path:
 
 def _cmd_figure(args) -> int:
     root = _repo_root()
+    if not (Path(args.profile) if Path(args.profile).is_absolute() else root / args.profile).is_dir():
+        raise UsageError(f"--profile {args.profile!r}: no such profile folder (relative paths are read from {root})")
+    if args.configfile and not (Path(args.configfile) if Path(args.configfile).is_absolute() else root / args.configfile).is_file():
+        raise UsageError(f"--configfile {args.configfile!r}: no such file (relative paths are read from {root})")
     exe = Path(sys.executable).with_name("snakemake")
     snakemake = str(exe) if exe.is_file() else shutil.which("snakemake")
     if snakemake is None:
@@ -332,8 +471,11 @@ def _cmd_figure(args) -> int:
         print(json.dumps({"command": cmd, "cwd": str(root), "returncode": proc.returncode,
                           "stdout_tail": proc.stdout[-4000:], "stderr_tail": proc.stderr[-4000:]}, indent=2))
     if proc.returncode != 0:
-        print(f"ppaudit: error: snakemake failed for target {args.name!r} (exit {proc.returncode})", file=sys.stderr)
-        return EXIT_USAGE if proc.returncode == 1 and "MissingRuleException" in (proc.stderr or "") else proc.returncode
+        missing = "MissingRuleException" in (proc.stderr or "") + (proc.stdout or "")
+        print(f"ppaudit figure: error: snakemake failed for target {args.name!r} (exit {proc.returncode})"
+              + ("; NAME must be one of the workflow's target rules (snakemake --list-target-rules)" if missing else ""),
+              file=sys.stderr)
+        return EXIT_USAGE  # snakemake's own failure: never the violation code
     return EXIT_OK
 
 
@@ -380,14 +522,17 @@ def _nonneg_int(name, minimum=0):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ppaudit`` (all subcommands)."""
-    p = argparse.ArgumentParser(prog="ppaudit", description="Audit private prediction, label DP and your own mechanisms.",
-                                epilog="exit codes: 0 no violation, 1 violation detected, 2 bad usage or input")
+    p = _Parser(prog="ppaudit", description="Audit private prediction, label DP and your own mechanisms.",
+                epilog="exit codes: 0 no violation, 1 violation detected, 2 bad usage or input (or an internal error)")
     from . import __version__
 
     p.add_argument("--version", action="version", version=f"ppaudit {__version__}")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def common(sp, seed=True):
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an internal error")
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
         sp.add_argument("--confidence", type=_unit_interval("--confidence"), default=0.95,
                         help="confidence of the lower bounds / verdict (default 0.95)")
@@ -397,14 +542,21 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("audit-votes", help="audit a PATE operator's teacher votes",
                        description="Accounted cost, exact per-query RDP and an audit of the most exposed query of a "
                                    "PATE deployment, from its votes. VOTES.npz holds 'votes' (n_teachers, n_queries) "
-                                   "integer labels [+ optional scalar 'num_classes'] or 'histograms' (n_queries, C).")
-    v.add_argument("votes", metavar="VOTES.npz")
+                                   "integer labels [+ optional scalar 'num_classes'] or 'histograms' (n_queries, C); "
+                                   "VOTES.npy holds one array: labels (n_teachers, n_queries), or histograms "
+                                   "(n_queries, C) with --histograms. A label array with more queries than teachers "
+                                   "whose rows agree more than its columns is warned about as looking transposed.")
+    v.add_argument("votes", metavar="VOTES.npz|VOTES.npy")
+    v.add_argument("--histograms", action="store_true", help="the .npy file holds (n_queries, C) histograms, not labels")
+    v.add_argument("--num-classes", type=_nonneg_int("--num-classes", 2), metavar="C",
+                   help="number of classes C of a label array (default: the file's num_classes, else max label + 1)")
     v.add_argument("--sigma", type=_positive_float("--sigma"), required=True, help="GNMax noise sigma (sigma2)")
     v.add_argument("--threshold", type=_positive_float("--threshold"), help="Confident-GNMax threshold T")
     v.add_argument("--sigma1", type=_positive_float("--sigma1"), help="Confident-GNMax threshold noise sigma1")
     v.add_argument("--delta", type=_unit_interval("--delta"), default=1e-5, help="delta of the reported epsilon (default 1e-5)")
     v.add_argument("--orders", help="comma-separated Renyi orders (default: 1.5 ... 2000)")
-    v.add_argument("--trials", type=_nonneg_int("--trials", 1), default=200_000, help="draws per side for the audit (default 200000)")
+    v.add_argument("--trials", type=_nonneg_int("--trials", 100), default=200_000,
+                   help="draws per side for the audit (default 200000; at least 100)")
     v.add_argument("--exact-queries", type=_nonneg_int("--exact-queries", 1), default=20,
                    help="costliest queries that get the exact RDP (default 20)")
     common(v)
@@ -414,6 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="COUNTS.csv has columns counts0 and counts1 (one row per output; an optional "
                                    "'output' column names it): the output counts of T0 runs on S and T1 runs on S'.")
     c.add_argument("counts", metavar="COUNTS.csv")
+    c.add_argument("--sep", default=",", metavar="SEP",
+                   help="column separator of COUNTS.csv: a character, or tab, semicolon, space (default ',')")
     c.add_argument("--orders", help="comma-separated orders > 1 (default 1.5,2,4,8,16,32,64)")
     c.add_argument("--delta", type=_unit_interval("--delta", closed_left=True), default=1e-5,
                    help="delta of the epsilon lower bound (default 1e-5; --claim-dp's delta replaces it)")
@@ -444,8 +598,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.set_defaults(func=_cmd_one_run)
 
     s = sub.add_parser("selfcheck", help="run the auditor on correct mechanisms and planted-bug twins",
-                       description="Exit 0 if correct mechanisms are flagged in <= 5%% (+ binomial slack) of the runs "
-                                   "and planted bugs in >= 90%%, else 1.")
+                       description="Exit 0 if correct mechanisms are flagged in <= 5% (+ binomial slack) of the runs "
+                                   "and planted bugs in >= 90%, else 1. The 90% power bar assumes the default "
+                                   "30,000 trials per side; with fewer, a failed power bar is reported as such.")
     s.add_argument("--repetitions", type=_nonneg_int("--repetitions", 1), default=100, help="runs per case (default 100)")
     s.add_argument("--trials", type=_nonneg_int("--trials", 1), default=30_000, help="draws per side per run (default 30000)")
     s.add_argument("--cases", help="comma-separated case names (default: all)")
@@ -463,6 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--configfile", help="config file (default: the workflow's config/config.yaml)")
     f.add_argument("-n", "--dry-run", action="store_true", help="only show what would run")
     f.add_argument("--json", action="store_true", help="print the command and its result as JSON")
+    f.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an internal error")
     f.set_defaults(func=_cmd_figure)
 
     from .cli_search import add_search_parser
@@ -472,18 +628,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``ppaudit`` command; returns the exit code."""
+    """Entry point of the ``ppaudit`` command; returns the exit code.
+
+    Bad input (a :class:`UsageError`, or a ``ValueError`` the library raises on a value the
+    command passed on) → one line on stderr and exit 2; any other exception is an internal
+    error → exit 2 with one line, and the traceback only under ``--debug``. Only a detected
+    violation (or a failed self-check) exits 1.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    prog = f"ppaudit {args.command}"
     try:
         return int(args.func(args))
     except UsageError as exc:
-        parser.exit(EXIT_USAGE, f"ppaudit {args.command}: error: {exc}\n")
+        print(f"{prog}: error: {exc}", file=sys.stderr)
     except ValueError as exc:
-        parser.exit(EXIT_USAGE, f"ppaudit {args.command}: error: {exc}\n")
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        if getattr(args, "debug", False):
+            traceback.print_exc()
     except BrokenPipeError:  # output piped into e.g. `head`
         sys.stderr.close()
         return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 (the top-level handler: nothing escapes as a crash)
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"{prog}: internal error: {type(exc).__name__}: {exc}"
+              + ("" if getattr(args, "debug", False) else " (rerun with --debug for the traceback; please report it)"),
+              file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -10,6 +10,7 @@
 * :mod:`.rao_blackwell` — sound 2-cut and ε lower bounds from Rao–Blackwellised Monte Carlo of
   a non-enumerable vote model (empirical Bernstein on paired conditional probabilities), and
   the paper's "estimated law as exact counts" procedure for comparison.
+* :mod:`.planning` — how many trials a 2-cut audit needs to resolve a known effect.
 """
 
 from .bounds import *  # noqa: F403 (its __all__ is the public API re-exported here)
@@ -17,6 +18,7 @@ from .composition import *  # noqa: F403 (its __all__ is the public API re-expor
 from .per_query import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .transcript import *  # noqa: F403 (its __all__ is the public API re-exported here)
 from .rao_blackwell import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import bounds, composition, per_query, rao_blackwell, transcript
+from .planning import *  # noqa: F403 (its __all__ is the public API re-exported here)
+from . import bounds, composition, per_query, planning, rao_blackwell, transcript
 
-__all__ = [*bounds.__all__, *composition.__all__, *per_query.__all__, *transcript.__all__, *rao_blackwell.__all__]
+__all__ = [*bounds.__all__, *composition.__all__, *per_query.__all__, *transcript.__all__, *rao_blackwell.__all__, *planning.__all__]
