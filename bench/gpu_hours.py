@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +33,24 @@ def _amount(row) -> str:
     return ("≤ " if row["bound"] else "") + text
 
 
+def _minutes(m: float) -> str:
+    return f"{m:,.0f}" if m >= 1000 else f"{m:.3g}"
+
+
+def rates_label(doc: dict, path: str | None) -> str:
+    """What measured the rates, for the table's first line: the device, the torch version and the
+    date (keys ``device``, ``torch``, ``date`` of the rates file; else read from its ``source``
+    text and a ``YYYY-MM-DD`` in its file name)."""
+    source = str(doc.get("source", path or "?"))
+    if path is None:
+        return source
+    device = doc.get("device") or (re.search(r" on (.+?)(?:,| \(torch| \(--quick|$)", source) or [None, None])[1]
+    torch = doc.get("torch") or (re.search(r"torch ([0-9][\w.+]*)", source) or [None, None])[1]
+    date = doc.get("date") or (re.search(r"\d{4}-\d{2}-\d{2}", Path(path).name) or [None])[0]
+    parts = [f"measured on {device or 'an unnamed device'}", f"torch {torch or '(version not recorded)'}", date or "date not recorded"]
+    return ", ".join(parts) + f" (`{Path(path).name}`: {source})"
+
+
 def table(rows, source: str) -> str:
     lines = [
         f"Rates: {source}.",
@@ -41,12 +60,16 @@ def table(rows, source: str) -> str:
     ]
     for r in rows:
         used = r["rate_used"] or "not measured"
-        if r["rate_used"] and r["rate_used"] != r["rate_key"]:
+        if r["hours_are"] == "projected":
+            used = f"projected, not measured ({r['rate_used']})"
+        elif r["rate_used"] and r["rate_used"] != r["rate_key"]:
             used += f" (for {r['rate_key']})"
-        prefix = {"upper": "≤ ", "lower": "≥ ", "exact": "", "neither": "≈ "}.get(r["hours_are"], "")
+        prefix = {"upper": "≤ ", "lower": "≥ ", "exact": "", "neither": "≈ ", "projected": "≈ "}.get(r["hours_are"], "")
         hours = "—" if r["gpu_hours"] is None else prefix + f"{r['gpu_hours']:.3g}"
         if r["hours_are"] == "neither":
             hours += " × (raw rate / ours)"
+        elif r["hours_are"] == "projected":
+            hours += " (projected)"
         lines.append(f"| {r['group']} | {r['targets']} | {r['unit']}: {r['detail']} | {_amount(r)} | {used} | {hours} |")
     return "\n".join(lines)
 
@@ -54,6 +77,7 @@ def table(rows, source: str) -> str:
 def main(argv=None) -> int:
     from ppaudit.workflow.gpu_budget import (
         ISSUE17_H100,
+        PROJECTED_H200,
         gpu_hours,
         load_workflow_config,
         paper_work,
@@ -77,12 +101,16 @@ def main(argv=None) -> int:
     except (OSError, TypeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rows = gpu_hours(paper_work(config), doc["rates"])
-    known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None]
-    text = (table(rows, doc.get("source", args.rates or "?"))
-            + f"\n\nSum where a rate is known: {sum(known):.3g} GPU hours ({len(known)} of {len(rows)} items; "
-            "≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours). "
-            "Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
+    # With measured rates, the work they do not cover (encoders, the LLM) is projected, and labelled so.
+    rows = gpu_hours(paper_work(config), doc["rates"], projected=PROJECTED_H200["rates"] if args.rates else None)
+    known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None and r["hours_are"] != "projected"]
+    guessed = [r["gpu_hours"] for r in rows if r["hours_are"] == "projected"]
+    configs = " ".join(str(Path(c).resolve().relative_to(REPO)) if Path(c).resolve().is_relative_to(REPO) else str(c) for c in args.configfile)
+    text = (table(rows, rates_label(doc, args.rates))
+            + f"\n\nSum where a rate is {'measured' if args.rates else 'known'}: {sum(known):.3g} GPU hours = {_minutes(60 * sum(known))} GPU minutes "
+            f"({len(known)} of {len(rows)} items; ≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours)"
+            + (f"; projected for the {len(guessed)} items without a measured rate: {sum(guessed):.3g} GPU hours ({PROJECTED_H200['source']})" if guessed else "")
+            + f". Config: `{configs}`. Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
     print(text)
     if args.write_readme:
         from bench_default import splice_readme  # bench/, beside this script

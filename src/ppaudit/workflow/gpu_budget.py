@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config_checks import apply_audit_defaults, check_config, config_value
+from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid
 
 __all__ = [
     "ISSUE17_H100",
+    "PROJECTED_H200",
     "RATE_KEYS",
     "Work",
     "gpu_hours",
@@ -72,6 +73,32 @@ ISSUE17_H100: dict[str, Any] = {
         "teacher_s_per_image_epoch:wrn16-4:one_at_a_time": 1.1 / 2400,
         "teacher_s_per_image_epoch:lenet5:one_at_a_time": 0.28 * 5 / 2400,
         "mc_raw_trials_per_s": 1e8 / 0.027,
+    },
+}
+
+#: H200 dense bf16 peak (NVIDIA's datasheet, without sparsity), FLOP/s; the projection assumes
+#: 40 % of it (:data:`PROJECTED_H200`).
+H200_BF16_PEAK_FLOPS = 989e12
+_UTILISATION = 0.4
+
+
+def _projected_rate(parameters: float, tokens: int) -> float:
+    """Inputs per second for a forward pass of ``2 · parameters · tokens`` FLOPs at 40 % of the H200's peak."""
+    return _UTILISATION * H200_BF16_PEAK_FLOPS / (2.0 * parameters * tokens)
+
+
+#: A projection, not a measurement, for the work no bench measures (the Private-kNN encoders and
+#: the PromptPATE LLM): forward FLOPs ``2 · parameters · tokens`` at 40 % of the H200's dense
+#: bf16 peak. ViT-L/16: 304 M parameters, 197 tokens (224² image, 16² patches + CLS);
+#: RoBERTa-large: 355 M parameters, 128 tokens (SST-2 / AG News sentences padded per batch, an
+#: upper estimate); Mistral-7B: 7.24 G parameters, 256 prompt tokens (one scored prompt).
+#: ``bench/gpu_hours.py`` uses these only where the rates file has no rate, and labels the rows.
+PROJECTED_H200: dict[str, Any] = {
+    "source": "projected, not measured: forward FLOPs 2·parameters·tokens at 40 % of the H200's 989 TFLOP/s dense bf16 peak",
+    "rates": {
+        "encoder_inputs_per_s:vit-l16-in21k": _projected_rate(304e6, 197),
+        "encoder_inputs_per_s:roberta-large": _projected_rate(355e6, 128),
+        "llm_prompts_per_s:mistral-7b": _projected_rate(7.24e9, 256),
     },
 }
 
@@ -276,18 +303,17 @@ def _labeldp_work(cfg: Mapping[str, Any], gpu_only: bool) -> list[Work]:
     epochs = int(model["epochs"])
     from ppaudit.experiments.labeldp_release import parse_epsilon
 
-    finite = [e for e in img["epsilons"] if not math.isinf(parse_epsilon(e))]
     passes = n * epochs  # the reference model
     full = 1
-    for algo in img["algorithms"]:
+    for algo, eps in labeldp_model_grid(img):  # one model per (algorithm, ε)
         if algo == "pate":
             fm = ld["fixmatch"]
-            passes += len(img["epsilons"]) * (n * epochs + int(fm["steps"]) * int(fm["batch_size"]) * (1 + 2 * int(fm["mu"])))
+            passes += n * epochs + int(fm["steps"]) * int(fm["batch_size"]) * (1 + 2 * int(fm["mu"]))
         else:
-            passes += len(img["epsilons"]) * n * epochs
-            full += len(img["epsilons"])
-            if algo in ("lp_1st_prior", "lp_1st_ood"):
-                passes += len(finite) * int(img["prior_size"]) * epochs
+            passes += n * epochs
+            full += 1
+            if algo in ("lp_1st_prior", "lp_1st_ood") and not math.isinf(parse_epsilon(eps)):
+                passes += int(img["prior_size"]) * epochs
     games = 0
     ml = ld.get("malek") or {}
     if ml.get("model") is None:  # the game trains the image model (schema: null)
@@ -331,19 +357,23 @@ def _rate_seconds(work: Work, rates: Mapping[str, float]) -> tuple[float | None,
     return None, None
 
 
-def gpu_hours(work: Sequence[Work], rates: Mapping[str, float]) -> list[dict[str, Any]]:
+def gpu_hours(work: Sequence[Work], rates: Mapping[str, float], projected: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """One row per work item: group, targets, unit, amount, bound, detail, the rate key used
     (``rate_used``, which differs from ``rate_key`` where a fallback applied), the GPU hours
     (``None`` where no rate is measured) and ``hours_are``: ``"exact"`` (the configured way's
     rate on an exact amount), ``"upper"`` (an upper bound: an upper-bound amount and/or the
-    slower one-at-a-time rate for teachers in blocks) or ``"neither"`` (an upper-bound amount at
-    the raw sampler rate, which is faster than ours: no bound either way)."""
+    slower one-at-a-time rate for teachers in blocks), ``"neither"`` (an upper-bound amount at
+    the raw sampler rate, which is faster than ours: no bound either way) or ``"projected"``
+    (no measured rate: the rate of ``projected``, e.g. :data:`PROJECTED_H200`)."""
     rows = []
     for w in work:
         sec, used = _rate_seconds(w, rates)
         faster = used == "mc_raw_trials_per_s" and w.rate_key != used
         slower = used is not None and used != w.rate_key and not faster
-        if sec is None:
+        if sec is None and projected and projected.get(w.rate_key) is not None:
+            sec, used = _rate_seconds(w, {w.rate_key: projected[w.rate_key]})
+            hours_are = "projected"
+        elif sec is None:
             hours_are = None
         elif faster:
             hours_are = "neither" if w.bound else "lower"
