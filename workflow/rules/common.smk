@@ -261,8 +261,9 @@ CHADHA_FINDINGS_PARTS = tuple(findings_part(a) for a in ("pate", "capc", "knn", 
 
 
 def chadha_fig34_summaries():
-    """Summary CSVs drawn as panels of Figs. 3 and 4."""
-    return list(CHADHA_FIG34_SUMMARIES)
+    """Summary CSVs drawn as panels of Figs. 3 and 4: those of chadha2024.fig34_algorithms (all by default)."""
+    chosen = {algo_summary(a) for a in get_config("chadha2024", "fig34_algorithms")}
+    return [s for s in CHADHA_FIG34_SUMMARIES if s in chosen]
 
 
 def chadha_findings_parts():
