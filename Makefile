@@ -7,6 +7,7 @@
 #   make report  run, then write results/report.html
 #   make bench   run every bench/*.py but bench_default.py (= make bench-default: time per target group)
 #   make clean   remove what the workflow wrote (results/, logs/, benchmarks/, .snakemake/)
+#   make wheelhouse  the wheels of .[workflow,ml] for an offline node (WHEEL_PYTHON, WHEEL_PLATFORM)
 #
 # Both `run` and `test` are idempotent: the venv is (re)installed only when pyproject.toml
 # is newer than the stamp $(VENV)/.installed. Variables (override on the command line,
@@ -45,10 +46,10 @@ FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS))
 # The torch version pinned in pyproject.toml (empty when there is no pin).
 TORCH_VERSION := $(shell sed -n 's/.*"torch==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 
-.PHONY: help setup deb-packages run test lint report bench clean compare-results bench-default
+.PHONY: help setup deb-packages run test lint report bench clean compare-results bench-default wheelhouse
 
 help:
-	@sed -n '3,9s/^# \{0,1\}//p' Makefile
+	@sed -n '3,10s/^# \{0,1\}//p' Makefile
 
 setup: deb-packages $(STAMP)
 
@@ -141,3 +142,36 @@ compare-results: setup
 # BENCH_ARGS, e.g. `make bench-default BENCH_ARGS=--write-readme` regenerates README's table.
 bench-default: setup
 	$(BIN)/python bench/bench_default.py --cores $(CORES) $(BENCH_ARGS)
+
+# ---------------------------------------------------------------- offline wheelhouse (issue 29)
+# `make wheelhouse` writes every wheel that .[$(WHEEL_EXTRAS)] needs on an air-gapped node into
+# $(WHEELHOUSE)/ (git-ignored), for the interpreter WHEEL_PYTHON and platform WHEEL_PLATFORM
+# (defaults: this machine's), with requirements.txt (the exact pins) beside them; then
+# `bench/offline_node.sh $(WHEELHOUSE) DATA_DIR CONFIG TARGET` installs them with
+# `pip --no-index --no-deps` on the node. WHEEL_EXCLUDE (shell patterns) leaves out what the
+# node has: its own torch 2.x and the CUDA libraries. torch never enters the resolution: a stub
+# wheel `torch==$(TORCH_VERSION)+wheelhouse.stub` without dependencies stands in for it (bench/wheelhouse.py),
+# so nothing downloads a torch build; ppaudit itself comes from the checkout (offline_node.sh).
+# Steps: resolve natively to find source-only packages and build their (pure-Python) wheels;
+# resolve for the target (wheels only); download the pins. Needs the index (PyPI) once.
+WHEELHOUSE ?= wheelhouse
+WHEEL_PYTHON ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+WHEEL_PLATFORM ?= $(shell $(PYTHON) bench/wheelhouse.py native-platform)
+WHEEL_EXCLUDE ?= torch nvidia-* triton
+WHEEL_EXTRAS ?= workflow,ml
+WHEEL_TARGET = --only-binary=:all: --python-version $(WHEEL_PYTHON) $(shell $(PYTHON) bench/wheelhouse.py platform-flags $(WHEEL_PLATFORM))
+WHEEL_TMP = $(WHEELHOUSE)/.build
+
+wheelhouse: | $(BIN)/python
+	rm -rf $(WHEELHOUSE) && mkdir -p $(WHEEL_TMP)
+	@{ $(ENV_PINS); $(PYTHON) bench/wheelhouse.py stub torch $(or $(TORCH_VERSION),2.99.0) $(WHEEL_TMP)/stub; } > $(WHEEL_TMP)/constraints.txt
+	$(BIN)/python -m pip install --dry-run --ignore-installed --quiet --report $(WHEEL_TMP)/native.json \
+	  --find-links $(WHEEL_TMP)/stub --constraint $(WHEEL_TMP)/constraints.txt '.[$(WHEEL_EXTRAS)]'
+	$(PYTHON) bench/wheelhouse.py sdists $(WHEEL_TMP)/native.json > $(WHEEL_TMP)/sdists.txt
+	if [ -s $(WHEEL_TMP)/sdists.txt ]; then $(BIN)/python -m pip wheel --no-deps --quiet --wheel-dir $(WHEELHOUSE) -r $(WHEEL_TMP)/sdists.txt; fi
+	$(BIN)/python -m pip install --dry-run --ignore-installed --quiet --report $(WHEEL_TMP)/target.json $(WHEEL_TARGET) \
+	  --target $(WHEEL_TMP)/target --find-links $(WHEEL_TMP)/stub --find-links $(WHEELHOUSE) --constraint $(WHEEL_TMP)/constraints.txt '.[$(WHEEL_EXTRAS)]'
+	$(PYTHON) bench/wheelhouse.py pins $(WHEEL_TMP)/target.json --exclude '$(WHEEL_EXCLUDE)' > $(WHEELHOUSE)/requirements.txt
+	$(BIN)/python -m pip download --no-deps --quiet $(WHEEL_TARGET) --find-links $(WHEELHOUSE) --dest $(WHEELHOUSE) -r $(WHEELHOUSE)/requirements.txt
+	rm -rf $(WHEEL_TMP)
+	@echo "==> $(WHEELHOUSE): $$(ls $(WHEELHOUSE)/*.whl | wc -l) wheels, $$(du -sh $(WHEELHOUSE) | cut -f1), for Python $(WHEEL_PYTHON) on $(WHEEL_PLATFORM) (without: $(WHEEL_EXCLUDE))"

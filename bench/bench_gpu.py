@@ -274,7 +274,10 @@ def main(argv=None) -> int:
         from ppaudit.io import atomic_path
 
         name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
-        doc = {"source": f"bench/bench_gpu.py on {name}, torch {torch.__version__}" + (" (--quick sizes)" if q else ""), "rates": rates}
+        import datetime
+
+        doc = {"source": f"bench/bench_gpu.py on {name}, torch {torch.__version__}" + (" (--quick sizes)" if q else ""), "rates": rates,
+               "device": name, "torch": torch.__version__, "date": datetime.date.today().isoformat()}  # the table's label (bench/gpu_hours.py)
         with atomic_path(args.json) as tmp, open(tmp, "w") as fh:
             json.dump(doc, fh, indent=1, sort_keys=True)
         print(f"rates written to {args.json}")

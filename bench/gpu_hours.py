@@ -6,8 +6,10 @@ with :func:`ppaudit.workflow.gpu_budget.paper_work` and times it at the rates of
 without it, at the H100 figures issue 17 quotes (:data:`ppaudit.workflow.gpu_budget.ISSUE17_H100`:
 the code before its changes, teachers one at a time, the raw sampler rate). Prints a Markdown
 table; ``--write-readme`` puts it in the README between ``<!-- gpu-hours:begin -->`` and
-``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale"); ``--csv FILE`` also writes the
-rows as CSV.
+``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale"; ``--readme-section gpu-slice``: the
+slice's table); ``--targets`` keeps the work of some targets only (``chadha_fig3`` for
+``config/slices/fmnist_gpu.yaml``); ``--csv FILE`` also writes the rows as CSV. With ``--rates``,
+work without a measured rate is projected (``PROJECTED_H200``) and labelled so.
 
 Run: ``.venv/bin/python bench/gpu_hours.py`` or
 ``.venv/bin/python bench/gpu_hours.py --rates rates.json --configfile config/config.yaml config/paper.yaml``.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +35,24 @@ def _amount(row) -> str:
     return ("≤ " if row["bound"] else "") + text
 
 
+def _minutes(m: float) -> str:
+    return f"{m:,.0f}" if m >= 1000 else f"{m:.3g}"
+
+
+def rates_label(doc: dict, path: str | None) -> str:
+    """What measured the rates, for the table's first line: the device, the torch version and the
+    date (keys ``device``, ``torch``, ``date`` of the rates file; else read from its ``source``
+    text and a ``YYYY-MM-DD`` in its file name)."""
+    source = str(doc.get("source", path or "?"))
+    if path is None:
+        return source
+    device = doc.get("device") or (re.search(r" on (.+?)(?:,| \(torch| \(--quick|$)", source) or [None, None])[1]
+    torch = doc.get("torch") or (re.search(r"torch ([0-9][\w.+]*)", source) or [None, None])[1]
+    date = doc.get("date") or (re.search(r"\d{4}-\d{2}-\d{2}", Path(path).name) or [None])[0]
+    parts = [f"measured on {device or 'an unnamed device'}", f"torch {torch or '(version not recorded)'}", date or "date not recorded"]
+    return ", ".join(parts) + f" (`{Path(path).name}`: {source})"
+
+
 def table(rows, source: str) -> str:
     lines = [
         f"Rates: {source}.",
@@ -41,12 +62,16 @@ def table(rows, source: str) -> str:
     ]
     for r in rows:
         used = r["rate_used"] or "not measured"
-        if r["rate_used"] and r["rate_used"] != r["rate_key"]:
+        if r["hours_are"] == "projected":
+            used = f"projected, not measured ({r['rate_used']})"
+        elif r["rate_used"] and r["rate_used"] != r["rate_key"]:
             used += f" (for {r['rate_key']})"
-        prefix = {"upper": "≤ ", "lower": "≥ ", "exact": "", "neither": "≈ "}.get(r["hours_are"], "")
+        prefix = {"upper": "≤ ", "lower": "≥ ", "exact": "", "neither": "≈ ", "projected": "≈ "}.get(r["hours_are"], "")
         hours = "—" if r["gpu_hours"] is None else prefix + f"{r['gpu_hours']:.3g}"
         if r["hours_are"] == "neither":
             hours += " × (raw rate / ours)"
+        elif r["hours_are"] == "projected":
+            hours += " (projected)"
         lines.append(f"| {r['group']} | {r['targets']} | {r['unit']}: {r['detail']} | {_amount(r)} | {used} | {hours} |")
     return "\n".join(lines)
 
@@ -54,6 +79,7 @@ def table(rows, source: str) -> str:
 def main(argv=None) -> int:
     from ppaudit.workflow.gpu_budget import (
         ISSUE17_H100,
+        PROJECTED_H200,
         gpu_hours,
         load_workflow_config,
         paper_work,
@@ -62,8 +88,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--configfile", nargs="+", default=[str(REPO / "config" / "config.yaml"), str(REPO / "config" / "paper.yaml")])
     ap.add_argument("--rates", default=None, help="JSON of bench/bench_gpu.py --json (default: the H100 figures of issue 17)")
+    ap.add_argument("--targets", nargs="+", default=None, metavar="TARGET",
+                    help="only the work of these targets (e.g. chadha_fig3 for config/slices/fmnist_gpu.yaml)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
-    ap.add_argument("--write-readme", action="store_true", help="put the table in README.md between the gpu-hours markers")
+    ap.add_argument("--write-readme", action="store_true", help="put the table in README.md between the --readme-section markers")
+    ap.add_argument("--readme-section", default="gpu-hours", metavar="NAME",
+                    help="README markers <!-- NAME:begin --> / <!-- NAME:end --> (default gpu-hours; gpu-slice for the slice's table)")
     args = ap.parse_args(argv)
     if args.rates:
         doc = json.loads(Path(args.rates).read_text())
@@ -77,18 +107,26 @@ def main(argv=None) -> int:
     except (OSError, TypeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rows = gpu_hours(paper_work(config), doc["rates"])
-    known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None]
-    text = (table(rows, doc.get("source", args.rates or "?"))
-            + f"\n\nSum where a rate is known: {sum(known):.3g} GPU hours ({len(known)} of {len(rows)} items; "
-            "≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours). "
-            "Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
+    # With measured rates, the work they do not cover (encoders, the LLM) is projected, and labelled so.
+    work = paper_work(config)
+    if args.targets:
+        work = [w for w in work if set(args.targets) & {t.strip() for t in w.targets.split(",")}]
+    rows = gpu_hours(work, doc["rates"], projected=PROJECTED_H200["rates"] if args.rates else None)
+    known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None and r["hours_are"] != "projected"]
+    guessed = [r["gpu_hours"] for r in rows if r["hours_are"] == "projected"]
+    configs = " ".join(str(Path(c).resolve().relative_to(REPO)) if Path(c).resolve().is_relative_to(REPO) else str(c) for c in args.configfile)
+    text = (table(rows, rates_label(doc, args.rates))
+            + f"\n\nSum where a rate is {'measured' if args.rates else 'known'}: {sum(known):.3g} GPU hours = {_minutes(60 * sum(known))} GPU minutes "
+            f"({len(known)} of {len(rows)} items; ≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours)"
+            + (f"; projected for the {len(guessed)} items without a measured rate: {sum(guessed):.3g} GPU hours ({PROJECTED_H200['source']})" if guessed else "")
+            + f". Config: `{configs}`" + (f"; targets: {', '.join(args.targets)}" if args.targets else "") + ". Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
     print(text)
     if args.write_readme:
         from bench_default import splice_readme  # bench/, beside this script
 
-        README.write_text(splice_readme(README.read_text(encoding="utf-8"), text, BEGIN_MARKER, END_MARKER), encoding="utf-8")
-        print(f"README.md updated between {BEGIN_MARKER} and {END_MARKER}")
+        begin, end = f"<!-- {args.readme_section}:begin -->", f"<!-- {args.readme_section}:end -->"
+        README.write_text(splice_readme(README.read_text(encoding="utf-8"), text, begin, end), encoding="utf-8")
+        print(f"README.md updated between {begin} and {end}")
     if args.csv:
         import pandas as pd
 

