@@ -5,7 +5,7 @@ One run, in a temporary directory on tests/configs/tiny.yaml, of ``chadha_fig3``
 ``chadha_fig5`` and ``chadha_fig25``: one run because the findings table needs the Private-kNN
 stage anyway.
 
-* PATE / CaPC: sklearn digits, 20 logreg teachers, σ = 2, n_Q = 12, T = 2e4; the figures,
+* PATE / CaPC: sklearn digits, 20 logreg teachers, σ = 2, n_Q = 12, T = 1e5 exact counts (2e4 sampled); the figures,
   their CSVs, the per-query audits and the findings table are checked against closed forms and
   the orderings that must hold by construction. The library is tested in
   tests/unit/experiments/test_private_prediction.py and friends; nothing here repeats those tests.
