@@ -32,23 +32,37 @@ def as_counts(counts, name: str = "counts") -> np.ndarray:
     return f.astype(np.int64)
 
 
-def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson(successes, trials, confidence: float = 0.95, *, miscoverage: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Clopper–Pearson interval at level ``confidence`` (vectorised).
 
     Args:
         successes: number of successes (array-like of integers ≥ 0).
         trials: number of trials (≥ successes).
         confidence: two-sided level in (0, 1); each tail has ``(1 − confidence)/2``.
+        miscoverage: ``1 − confidence`` given directly, in ``[0, 1)`` (then ``confidence`` is
+            ignored): for levels so close to 1 that ``1 − miscoverage`` rounds to 1.0 in
+            float64 (a Bonferroni family of ``2^(C−1)`` sets, C ≥ 55). 0 (underflow) gives
+            the trivial interval ``[0, 1]``.
 
     Returns:
         ``(lower, upper)`` arrays.
+
+    Raises:
+        ValueError: a level outside its range, or counts that are not ``0 ≤ successes ≤ trials``.
     """
-    conf = check_probability(confidence, "confidence")
+    if miscoverage is None:
+        beta = 1.0 - check_probability(confidence, "confidence")
+    else:
+        beta = float(miscoverage)
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"miscoverage must lie in [0, 1), got {miscoverage}")
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     if np.any(k < 0) or np.any(k > n) or np.any(n <= 0):
         raise ValueError(f"need 0 <= successes <= trials and trials > 0, got successes={successes}, trials={trials}")
-    lo, hi = proportion_confint(k, n, alpha=1.0 - conf, method="beta")
+    if beta == 0.0:
+        return np.zeros(np.broadcast(k, n).shape), np.ones(np.broadcast(k, n).shape)
+    lo, hi = proportion_confint(k, n, alpha=beta, method="beta")
     lo = np.where(k == 0, 0.0, np.nan_to_num(lo, nan=0.0))
     hi = np.where(k == n, 1.0, np.nan_to_num(hi, nan=1.0))
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)

@@ -10,8 +10,9 @@ the columns algo, dataset, model, adversary, sigma, num_teachers, trials, num_qu
 source, delta, eps_floor, and from the per-query table: N_g, N_g' (num_instantiations,
 num_canary_instantiations), fit_procedure, multiplicity, confidence_per_audit, the T actually
 used (trials_used_min / _max over the simulated audits), count_modes, the smallest
-effective confidence after pruning, the simultaneous confidence of all per-query audits
-(simultaneous_confidence, union bound), and how the sound transcript audits were made
+effective confidence after pruning, the simultaneous confidence of every audit that was run
+(simultaneous_confidence, union bound over the 2-cut, k-cut and transcript audits of each
+(candidate, query), of its null-canary control and the joint audits; num_audits of them), and how the sound transcript audits were made
 (transcript_audit_methods, transcript_trials_max: M training draws or T transcripts)).
 """
 
@@ -21,7 +22,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "compose_audit")  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.audit import compose_candidates, simultaneous_confidence, summarize_candidates  # noqa: E402
+from ppaudit.audit import compose_candidates, count_audits, simultaneous_confidence, summarize_candidates  # noqa: E402
 from ppaudit.experiments.pate_capc_joint import joint_summary_rows  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
@@ -52,8 +53,10 @@ extra = {
     "trials_used_max": int(simulated["trials"].max()) if len(simulated) else 0,
     "count_modes": "+".join(sorted(set(per_query["count_mode"]))),
     "effective_confidence_min": float(per_query["effective_confidence"].min()),
-    # every per-query audit at once (union bound): the confidence of the worst-case bar and the sums
-    "simultaneous_confidence": simultaneous_confidence(per_query),
+    # every audit that was run at once (union bound over the 2-cut, k-cut and transcript audits of
+    # each pair, of its null-canary control, and the joint audits): the confidence of everything plotted
+    "simultaneous_confidence": simultaneous_confidence(per_query, joint),
+    "num_audits": count_audits(per_query, joint),
     # how the sound transcript audits were made (rao-blackwell: M training draws; sampled: T transcripts)
     "transcript_audit_methods": "+".join(sorted(set(per_query.get("transcript_audit_method", pd.Series(["none"])).astype(str)))),
     "transcript_trials_max": int(per_query["transcript_trials"].max()) if "transcript_trials" in per_query else 0,

@@ -6,8 +6,8 @@ adversary, case, column, epsilon; PromptPATE adds its own to the list). Params:
 ``adversaries`` (Fig. 3: nat-advq, pois-advq; Fig. 4: pois-natq), ``floor``, ``title``.
 Outputs: pdf, png, csv (algo, dataset, bar, adversary, column, epsilon) — the bars of
 ppaudit.plots.pate_capc.fig34_table (the paper's per-query composition and, for PATE / CaPC,
-the sound transcript-level values); the figure's footer states the confidence with which
-the PATE / CaPC per-query audits hold at once (ppaudit.plots.pate_capc.confidence_footer).
+the sound transcript-level values); the figure's footer (also logged, "footer: ...") states the confidence with
+which every PATE / CaPC audit that was run holds at once (ppaudit.plots.pate_capc.confidence_footer).
 """
 
 import _ppaudit_path
@@ -23,6 +23,7 @@ p = snakemake.params  # noqa: F821
 summaries = [pd.read_csv(path) for path in snakemake.input.summaries]  # noqa: F821
 table = fig34_table(summaries, p.adversaries)
 footer = confidence_footer(summaries, p.adversaries)
-log.info("plotted:\n%s\n%s", table.to_string(index=False), footer)
+log.info("plotted:\n%s", table.to_string(index=False))
+log.info("footer: %s", footer)
 fig = plot_leakage_panels(table, p.title, floor=p.floor, footer=footer)
 write_figure_outputs(fig, table, snakemake.output)  # noqa: F821

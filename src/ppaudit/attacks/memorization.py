@@ -26,7 +26,10 @@ Three estimators of CGR are offered (``method``); each result carries ``procedur
   ``μ ± 1.96 se`` is clipped to ``[0.5, 1]``; **when every guess is right** (``μ = 1``,
   zero spread) the lower end becomes ``min(low, 1 − 3/N')`` (the "rule of three") if
   ``N' > 50`` and ``0.5`` otherwise (a fluke), so ε_m's lower end is finite (its upper end
-  is ∞, CGR = 1 being inside the interval); no guessing canary gives CGR ∈ [0, 1].
+  is ∞, CGR = 1 being inside the interval); no guessing canary gives CGR ∈ [0, 1]. Their
+  ``compute_eps`` computes in float32, so when every guess is right the weighted accuracy is
+  in general not exactly 1 (e.g. 1 − 6e-8) and their code returns ε_m ≈ [16.6, 16.6] where
+  their stated rule gives [5.8, ∞] (N' = 1000); ours follows the stated rule, in float64.
   Thresholds: **their grid τ ∈ {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}** (App. B says
   "τ ∈ [0.5, 0.99]"); the τ with the highest ε-lower end wins, ties broken by the higher
   finite upper end, no correction for the choice of τ ("for simplicity, we omit

@@ -27,7 +27,9 @@ upwards. We offer two valid ways and default to the first:
   predicted for the evaluation size; the intervals use the evaluation part only, with a
   Bonferroni correction over the distinct sets chosen.
 * ``selection="bonferroni"``: all trials are used for both; the intervals are widened by a
-  Bonferroni correction over all ``2^(C−1) − 1`` distinct non-trivial sets.
+  Bonferroni correction over all ``2^(C−1) − 1`` distinct non-trivial sets. The per-interval
+  miscoverage ``β/(2(2^(C−1) − 1))`` is computed in log space and passed to the intervals as a
+  miscoverage (a level ``1 − β/(2(2^(C−1) − 1))`` rounds to 1.0 in float64 from ``C = 55`` on).
 
 Confidence bookkeeping for the 2-cut: the bound needs both ends of the intervals of
 ``p_1 = P(μ_1 ∈ O)`` and ``p_2 = P(μ_2 ∈ O)``; each gets a two-sided interval at level
@@ -144,13 +146,16 @@ def _lr_prefix_sets(p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     return masks
 
 
-def _bounds_for_sets(c0, c1, sets, orders, per_interval_conf):
-    """2-cut bound for every set and order, both directions; returns (bound, direction)."""
+def _bounds_for_sets(c0, c1, sets, orders, per_interval_miscoverage):
+    """2-cut bound for every set and order, both directions; returns (bound, direction).
+
+    ``per_interval_miscoverage`` is ``1 −`` the level of each two-sided interval, passed as such
+    (not as a level) so that levels within 1e-16 of 1 survive float64 (issue 27 §5)."""
     t0, t1 = c0.sum(), c1.sum()
     k0 = sets @ c0
     k1 = sets @ c1
-    lo0, hi0 = clopper_pearson(k0, t0, per_interval_conf)
-    lo1, hi1 = clopper_pearson(k1, t1, per_interval_conf)
+    lo0, hi0 = clopper_pearson(k0, t0, miscoverage=per_interval_miscoverage)
+    lo1, hi1 = clopper_pearson(k1, t1, miscoverage=per_interval_miscoverage)
     fwd = two_cut_bound_from_intervals(lo0, hi0, lo1, hi1, orders)  # D(μ_S || μ_S')
     rev = two_cut_bound_from_intervals(lo1, hi1, lo0, hi0, orders)  # D(μ_S' || μ_S)
     return np.maximum(fwd, rev), (rev > fwd).astype(int)
@@ -205,7 +210,7 @@ def two_cut_lower_bound(
             mask[arr.astype(int)] = True
         if mask.all() or not mask.any():
             raise ValueError(f"output_set must be a non-empty proper subset of the outputs, got {output_set}")
-        bound, direction = _bounds_for_sets(c0, c1, mask[None, :], a, 1.0 - beta / 2.0)
+        bound, direction = _bounds_for_sets(c0, c1, mask[None, :], a, beta / 2.0)
         return TwoCutAudit(a, bound[0], np.repeat(mask[None], a.size, 0), direction[0], conf, (int(c0.sum()), int(c1.sum())))
     if selection == "split":
         gen = np.random.default_rng(rng)
@@ -221,23 +226,27 @@ def two_cut_lower_bound(
         pseudo0[np.argmax(pseudo0)] += int(e0.sum() - pseudo0.sum())
         pseudo1[np.argmax(pseudo1)] += int(e1.sum() - pseudo1.sum())
         pseudo0, pseudo1 = np.maximum(pseudo0, 0), np.maximum(pseudo1, 0)
-        predicted, _ = _bounds_for_sets(pseudo0, pseudo1, sets, a, 1.0 - beta / 2.0)
+        predicted, _ = _bounds_for_sets(pseudo0, pseudo1, sets, a, beta / 2.0)
         chosen = np.argmax(predicted, axis=0)  # per order
         distinct = np.unique(chosen)
-        per_conf = 1.0 - beta / (2.0 * distinct.size)
-        bound_d, dir_d = _bounds_for_sets(e0, e1, sets[distinct], a, per_conf)
+        bound_d, dir_d = _bounds_for_sets(e0, e1, sets[distinct], a, beta / (2.0 * distinct.size))
         pos = np.searchsorted(distinct, chosen)
         lb = bound_d[pos, np.arange(a.size)]
         direction = dir_d[pos, np.arange(a.size)]
         return TwoCutAudit(a, lb, sets[chosen], direction, conf, (int(e0.sum()), int(e1.sum())),
                            {"selection": "split", "distinct_sets": int(distinct.size)})
     if selection == "bonferroni":
-        family = 2.0 ** (c - 1) - 1.0
-        per_conf = 1.0 - beta / (2.0 * family)
+        # the family of all 2^(C−1) − 1 non-trivial sets (O and its complement give the same
+        # bound), in log space: 1 − β/(2·family) rounds to 1.0 in float64 from C = 55 on, so
+        # the per-interval miscoverage β/(2·family) is carried as such (exp of its log; it
+        # underflows to 0, the trivial interval and bound 0, only past C ≈ 1070)
+        log_family = (c - 1) * math.log(2.0) + math.log1p(-(2.0 ** -(c - 1)))
+        family = math.exp(log_family) if log_family < 709.0 else math.inf
+        per_miscoverage = math.exp(math.log(beta) - math.log(2.0) - log_family)
         p0 = (c0 + 0.5) / (c0.sum() + 0.5 * c)
         p1 = (c1 + 0.5) / (c1.sum() + 0.5 * c)
         sets = _lr_prefix_sets(p0, p1)
-        bound, direction = _bounds_for_sets(c0, c1, sets, a, per_conf)
+        bound, direction = _bounds_for_sets(c0, c1, sets, a, per_miscoverage)
         best = np.argmax(bound, axis=0)
         idx = np.arange(a.size)
         return TwoCutAudit(a, bound[best, idx], sets[best], direction[best, idx], conf, (int(c0.sum()), int(c1.sum())),

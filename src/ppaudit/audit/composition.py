@@ -17,8 +17,10 @@
 * :func:`summarize_candidates` — worst / max / average case over candidates (§5.4).
 * :func:`epsilon_floor` — the ε an all-zero RDP curve converts to: an audit at this value
   detected nothing.
-* :func:`simultaneous_confidence` — the confidence with which all per-query audits of a table
-  hold at once (union bound over their effective confidences, pruning slack included).
+* :func:`simultaneous_confidence` — the confidence with which every audit behind a table holds
+  at once (union bound over each audit that was run: the 2-cut and k-cut of each (candidate,
+  query), its transcript audit, all again for the null-canary control, and the joint audits;
+  pruning slack included); :func:`count_audits` — how many that is.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_probability
-from .per_query import RDP_COLUMNS
+from .per_query import LOWER_BOUNDS, RDP_COLUMNS
 
-__all__ = ["compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor", "simultaneous_confidence",
+__all__ = ["compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor", "simultaneous_confidence", "count_audits",
            "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS"]
 
 #: Per-query columns that are already ε values at δ (not RDP curves): ``valid_eps_lower`` — the
@@ -241,31 +243,109 @@ def epsilon_floor(orders: Sequence[float], delta: float) -> float:
     return float(rdp_to_dp(np.zeros(a.size), a, delta))
 
 
-def simultaneous_confidence(per_query: pd.DataFrame) -> float:
-    """The confidence with which every per-query audit of ``per_query`` holds at once.
+def simultaneous_confidence(per_query: pd.DataFrame, joint: pd.DataFrame | None = None) -> float:
+    """The confidence with which every audit behind a per-query table (and its joint table) holds at once.
 
-    A worst-case bar (the max over candidates) and a composed sum over queries are statements
-    about all the audits of a table together. By the union bound they hold with probability at
-    least ``1 − Σ_audits (1 − c_i)``, where ``c_i`` is audit ``i``'s effective confidence: its
-    level less the certified slack of pruning the enumerated law (``effective_confidence``,
-    ``confidence − 2·T·τ``). An audit is one (candidate, query) pair; its Rényi orders come from
-    one interval and count once. With Bonferroni at ``1 − 0.05/N`` and no slack this is exactly
-    0.95; with the paper's uncorrected 95 % per audit it is ``1 − 0.05·N`` (floored at 0).
+    A worst-case bar (the max over candidates), a composed sum over queries and the comparison of
+    two bars are statements about many audits together. By the union bound they hold with
+    probability at least ``1 − Σ_audits (1 − c_i)`` over **every audit that was run**, where
+    ``c_i`` is audit ``i``'s confidence (Bonferroni 1936; the union bound needs no independence):
+
+    * per (candidate, query, control) — the canary's rows and its null-canary control's rows
+      (``control``) are separate audits — ``count_audits`` lower bounds from the output counts
+      (the 2-cut and the k-cut, App. B of Chadha et al. 2024), each at its effective confidence
+      (``effective_confidence = confidence − 2·T·τ``, the certified slack of pruning the
+      enumerated law); its Rényi orders come from one interval and count once;
+    * per (candidate, query, control), ``transcript_audits`` transcript-level audits at
+      ``confidence_per_audit`` (1 for the Rao–Blackwellised audit, whose RDP and ε bounds hold
+      together; 2 for the sampled one, whose 2-cut and Eq. (1) bounds hold each on its own);
+    * per candidate of ``joint`` (the joint Pois-NatQ audit), ``num_audits`` audits at its
+      ``confidence_per_audit``.
+
+    With Bonferroni at ``1 − 0.05/N`` over these ``N`` audits and no slack this is exactly 0.95;
+    with the paper's uncorrected 95 % per audit it is ``1 − 0.05·N`` (floored at 0). Counting one
+    audit per (candidate, query), as before issue 27, claimed 0.95 for 40 pairs where the 2-cut,
+    the k-cut and the transcript audit of each pair and of its control — 240 audits at
+    ``1 − 0.05/40`` — hold at once only with ``1 − 240·0.05/40 = 0.70``.
 
     Args:
-        per_query: columns ``candidate``, ``query``, ``effective_confidence`` (one row per order).
+        per_query: columns ``candidate``, ``query``, ``effective_confidence`` (one row per order);
+            optional ``control`` (default: no controls), ``count_audits`` (default: how many of
+            :data:`~ppaudit.audit.per_query.LOWER_BOUNDS` are columns, at least 1),
+            ``transcript_audits`` (default 0) with ``confidence_per_audit``.
+        joint: the joint audit's table (columns ``candidate``, ``confidence_per_audit``,
+            optional ``num_audits``, default 1), or ``None``/empty.
 
     Returns:
         The simultaneous confidence in ``[0, 1]``.
 
     Raises:
-        ValueError: when a column is missing or a confidence lies outside ``[0, 1]``.
+        ValueError: when a column is missing, a confidence lies outside ``[0, 1]`` or an audit
+            count is negative.
+
+    Example:
+        >>> t = pd.DataFrame({"candidate": [0, 0], "query": 0, "control": [False, True],
+        ...                   "effective_confidence": 1 - 0.05 / 6, "count_audits": 2,
+        ...                   "transcript_audits": 1, "confidence_per_audit": 1 - 0.05 / 6})
+        >>> round(simultaneous_confidence(t), 12)
+        0.95
     """
     need = {"candidate", "query", "effective_confidence"}
     if not need <= set(per_query.columns):
         raise ValueError(f"per_query needs columns {sorted(need)}, missing {sorted(need - set(per_query.columns))}")
-    conf = per_query["effective_confidence"].to_numpy(dtype=float)
-    if conf.size and not ((conf >= 0) & (conf <= 1)).all():
-        raise ValueError(f"effective_confidence must lie in [0, 1], got {conf[~((conf >= 0) & (conf <= 1))][:3].tolist()}")
-    eff = per_query.groupby(["candidate", "query"])["effective_confidence"].min()
-    return max(0.0, 1.0 - float((1.0 - eff).sum()))
+    t = per_query.copy()
+    if "control" not in t.columns:
+        t["control"] = False
+    if "count_audits" not in t.columns:
+        t["count_audits"] = max(1, sum(c in t.columns for c in LOWER_BOUNDS))
+    if "transcript_audits" not in t.columns:
+        t["transcript_audits"] = 0
+    if (t["transcript_audits"] > 0).any() and "confidence_per_audit" not in t.columns:
+        raise ValueError("per_query has transcript_audits > 0 but no column confidence_per_audit")
+    if "confidence_per_audit" not in t.columns:
+        t["confidence_per_audit"] = 1.0
+    for col in ("effective_confidence", "confidence_per_audit"):
+        conf = t[col].to_numpy(dtype=float)
+        bad = ~((conf >= 0) & (conf <= 1))
+        if conf.size and bad.any():
+            raise ValueError(f"{col} must lie in [0, 1], got {conf[bad][:3].tolist()}")
+    for col in ("count_audits", "transcript_audits"):
+        if (t[col] < 0).any():
+            raise ValueError(f"{col} must be >= 0, got {t.loc[t[col] < 0, col].iloc[0]}")
+    g = t.groupby(["candidate", "query", "control"]).agg(
+        eff=("effective_confidence", "min"), conf=("confidence_per_audit", "min"),
+        n_count=("count_audits", "max"), n_tr=("transcript_audits", "max"))
+    fail = float((g["n_count"] * (1.0 - g["eff"])).sum() + (g["n_tr"] * (1.0 - g["conf"])).sum())
+    if joint is not None and not joint.empty:
+        if not {"candidate", "confidence_per_audit"} <= set(joint.columns):
+            raise ValueError(f"joint needs columns ['candidate', 'confidence_per_audit'], got {sorted(joint.columns)}")
+        j = joint.assign(num_audits=joint["num_audits"] if "num_audits" in joint.columns else 1)
+        jc = j["confidence_per_audit"].to_numpy(dtype=float)
+        if not ((jc >= 0) & (jc <= 1)).all():
+            raise ValueError(f"joint confidence_per_audit must lie in [0, 1], got {jc[~((jc >= 0) & (jc <= 1))][:3].tolist()}")
+        jg = j.groupby("candidate").agg(conf=("confidence_per_audit", "min"), n=("num_audits", "max"))
+        fail += float((jg["n"] * (1.0 - jg["conf"])).sum())
+    return max(0.0, 1.0 - fail)
+
+
+def count_audits(per_query: pd.DataFrame, joint: pd.DataFrame | None = None) -> int:
+    """How many audits :func:`simultaneous_confidence` counts in ``per_query`` (and ``joint``): the ``N`` of its union bound.
+
+    Args:
+        per_query, joint: as :func:`simultaneous_confidence`.
+
+    Returns:
+        ``Σ (count_audits + transcript_audits)`` over the (candidate, query, control) groups, plus
+        ``Σ num_audits`` over the joint candidates.
+    """
+    t = per_query.assign(
+        control=per_query["control"] if "control" in per_query.columns else False,
+        count_audits=per_query["count_audits"] if "count_audits" in per_query.columns
+        else max(1, sum(c in per_query.columns for c in LOWER_BOUNDS)),
+        transcript_audits=per_query["transcript_audits"] if "transcript_audits" in per_query.columns else 0)
+    g = t.groupby(["candidate", "query", "control"])[["count_audits", "transcript_audits"]].max()
+    n = int(g.to_numpy().sum())
+    if joint is not None and not joint.empty:
+        j = joint.assign(num_audits=joint["num_audits"] if "num_audits" in joint.columns else 1)
+        n += int(j.groupby("candidate")["num_audits"].max().sum())
+    return n

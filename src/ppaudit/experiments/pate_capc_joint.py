@@ -41,7 +41,7 @@ from ..audit import bonferroni_confidence, rao_blackwell_two_cut, transcript_aud
 from ..rng import job_generator
 from ..vote_models.joint import joint_natural_query_model, joint_transcript_rdp
 
-__all__ = ["JOINT_EPS_COLUMNS", "JOINT_LABEL", "JOINT_RDP_COLUMNS", "joint_natq_audit", "joint_summary_rows"]
+__all__ = ["JOINT_EPS_COLUMNS", "JOINT_LABEL", "JOINT_RDP_COLUMNS", "joint_audit_count", "joint_natq_audit", "joint_summary_rows"]
 
 #: Per-order columns of :func:`joint_natq_audit` (RDP of the joint transcript).
 JOINT_RDP_COLUMNS = ("two_cut_joint", "exact_joint", "joint_cap")
@@ -49,6 +49,18 @@ JOINT_RDP_COLUMNS = ("two_cut_joint", "exact_joint", "joint_cap")
 JOINT_EPS_COLUMNS = ("valid_eps_lower_joint", "exact_eps_pld_joint")
 #: Label of the joint values in summaries, findings and figures.
 JOINT_LABEL = "sound: joint transcript"
+
+
+def joint_audit_count(crafted, audit_method: str = "rao-blackwell") -> int:
+    """How many audits :func:`joint_natq_audit` runs: one per candidate Rao–Blackwellised (its RDP
+    and ε bounds hold together), two sampled (Clopper–Pearson 2-cut and Eq. (1) each on its own).
+
+    Raises:
+        ValueError: an unknown ``audit_method``.
+    """
+    if audit_method not in ("rao-blackwell", "sampled"):
+        raise ValueError(f"audit_method must be 'rao-blackwell' or 'sampled', got {audit_method!r}")
+    return int(crafted.num_candidates) * (1 if audit_method == "rao-blackwell" else 2)
 
 
 def joint_natq_audit(
@@ -69,6 +81,7 @@ def joint_natq_audit(
     max_support: int = 50_000,
     audit_method: str = "rao-blackwell",
     draws: int = 100_000,
+    other_audits: int = 0,
 ) -> pd.DataFrame:
     """Joint transcript audit of every Pois-NatQ candidate (module docstring).
 
@@ -83,8 +96,9 @@ def joint_natq_audit(
         seed, experiment: root of the randomness (``job_generator(seed, experiment, "joint", key)``).
         trials: transcripts per side ``T``.
         confidence: simultaneous confidence over the candidates.
-        bonferroni: per-candidate confidence ``1 − (1 − confidence)/n_candidates`` (default) or
-            ``confidence`` each (``"none (paper)"``).
+        bonferroni: per-audit confidence ``1 − (1 − confidence)/N`` (default), ``N`` = the
+            :func:`joint_audit_count` audits of this call plus ``other_audits``, or ``confidence``
+            each (``"none (paper)"``).
         delta: δ of the ε values.
         max_outputs, mc_draws, max_support: budgets of :func:`~ppaudit.vote_models.joint.joint_transcript_rdp`.
         audit_method: ``"rao-blackwell"`` (default) — ``draws`` draws of the other teachers' bases,
@@ -94,6 +108,8 @@ def joint_natq_audit(
             (the two hold together); ``"sampled"`` — ``trials`` sampled transcripts per side through
             :func:`ppaudit.audit.transcript_audit` (Clopper–Pearson 2-cut and Eq. (1)).
         draws: ``M`` of the Rao–Blackwellised audit.
+        other_audits: audits run outside this call that share the simultaneous ``confidence`` (the
+            per-query audits of the same adversary, :func:`ppaudit.experiments.private_prediction.per_query_audit_count`).
 
     Returns:
         Long table: ``candidate, key, canary_index, canary_label, party, order`` +
@@ -115,8 +131,11 @@ def joint_natq_audit(
         raise ValueError(f"audit_method must be 'rao-blackwell' or 'sampled', got {audit_method!r}")
     a = np.asarray(orders, dtype=np.float64)
     conf = check_probability(confidence, "confidence")
-    if bonferroni:
-        conf = bonferroni_confidence(conf, crafted.num_candidates)
+    if int(other_audits) < 0:
+        raise ValueError(f"other_audits must be >= 0, got {other_audits}")
+    n_each = 1 if audit_method == "rao-blackwell" else 2  # audits per candidate (joint_audit_count)
+    if bonferroni and crafted.num_candidates:
+        conf = bonferroni_confidence(conf, joint_audit_count(crafted, audit_method) + int(other_audits))
     frames = []
     for i in range(crafted.num_candidates):
         key = crafted.keys[i]
@@ -140,7 +159,7 @@ def joint_natq_audit(
             "party": int(crafted.party[i]), "order": a, "two_cut_joint": lower, "exact_joint": ex.rdp, "exact_joint_se": ex.rdp_se,
             "joint_cap": ex.cap, "valid_eps_lower_joint": eps_lower, "exact_eps_pld_joint": ex.exact_eps, "joint_statistic": stat,
             "joint_method": ex.method, "num_informative_queries": ex.num_queries, "num_dropped_queries": ex.num_dropped,
-            "transcript_trials": t, "confidence_per_audit": conf, "multiplicity": "bonferroni" if bonferroni else "none (paper)",
+            "transcript_trials": t, "confidence_per_audit": conf, "num_audits": n_each, "multiplicity": "bonferroni" if bonferroni else "none (paper)",
             "procedure": "ours",
         }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -36,10 +36,12 @@ Shortcut (documented): when a candidate's ``P'_q`` equals ``P_q`` (resp. ``P^{1'
 P^1_q``) the two models are identical, every divergence is exactly 0, and the Monte Carlo
 is skipped (all lower bounds are 0). Under Pois-NatQ this is most queries for PATE.
 
-Confidence (issue 13 §3): by default (``bonferroni=True``) :func:`audit_crafted` runs every
-per-query audit at ``1 − (1 − confidence)/N`` (``N`` = the candidate × query audits of one
-adversary), so that all of them — hence their sum over queries and the worst candidate —
-hold simultaneously with probability ≥ ``confidence``; ``bonferroni=False`` is the paper's
+Confidence (issue 13 §3, issue 27 §1): by default (``bonferroni=True``) :func:`audit_crafted` runs
+every audit at ``1 − (1 − confidence)/N`` with ``N`` = every audit that is run for one adversary
+(:func:`per_query_audit_count`: pairs × (2-cut, k-cut, transcript) × (canary, null-canary control),
+plus the joint audits), so that all of them — hence their sums over queries, the worst candidate
+and every plotted comparison — hold simultaneously with probability ≥ ``confidence``
+(:func:`ppaudit.audit.simultaneous_confidence` is that union bound); ``bonferroni=False`` is the paper's
 uncorrected procedure (each per-query bound at ``confidence``), labelled
 ``multiplicity = "none (paper)"``.
 
@@ -92,6 +94,9 @@ __all__ = [
     "audit_vote_model",
     "vote_model_for",
     "audit_crafted",
+    "per_query_audit_count",
+    "transcript_audits_per_pair",
+    "COUNT_LOWER_BOUNDS",
     "transcript_columns",
     "TRANSCRIPT_COLUMNS",
     "compose_candidates",
@@ -300,6 +305,47 @@ def _vote_cap(last, last_prime, orders) -> np.ndarray:
     return np.maximum(renyi_divergence(last, last_prime, orders), renyi_divergence(last_prime, last, orders))
 
 
+#: The lower bounds :func:`audit_vote_model` computes from one pair's counts: two audits, each at
+#: its effective confidence.
+COUNT_LOWER_BOUNDS = ("two_cut_cp", "k_cut")
+
+
+def transcript_audits_per_pair(transcript_audit_method: str) -> int:
+    """Confidence statements of one transcript audit: 1 Rao–Blackwellised (its RDP and ε bounds
+    hold together), 2 sampled (Clopper–Pearson 2-cut and Eq. (1), each on its own).
+
+    Raises:
+        ValueError: an unknown method.
+    """
+    if transcript_audit_method not in ("rao-blackwell", "sampled"):
+        raise ValueError(f"transcript_audit_method must be 'rao-blackwell' or 'sampled', got {transcript_audit_method!r}")
+    return 1 if transcript_audit_method == "rao-blackwell" else 2
+
+
+def per_query_audit_count(crafted: CraftedCanaries, transcript: bool = False, transcript_audit_method: str = "rao-blackwell",
+                          control: bool = False, candidates: Sequence[int] | None = None) -> int:
+    """How many audits :func:`audit_crafted` runs: the ``N`` of its Bonferroni correction.
+
+    Per (candidate, query) pair: the 2-cut and the k-cut (:data:`COUNT_LOWER_BOUNDS`), plus the
+    transcript audit (:func:`transcript_audits_per_pair`) with ``transcript``; twice that with
+    the null-canary ``control``.
+
+    Args:
+        crafted: the candidates and their query sequences.
+        transcript, transcript_audit_method, control, candidates: as :func:`audit_crafted`.
+
+    Returns:
+        ``pairs × (2 + transcript audits) × (1 + control)``.
+
+    Example:
+        40 pairs with transcripts (Rao–Blackwellised) and controls: ``40 × 3 × 2 = 240`` audits.
+    """
+    rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
+    pairs = sum(len(crafted.audit_queries[i]) for i in rows)
+    per_pair = len(COUNT_LOWER_BOUNDS) + (transcript_audits_per_pair(transcript_audit_method) if transcript else 0)
+    return pairs * per_pair * (2 if control else 1)
+
+
 def audit_crafted(
     fit: PateFit | CapcFit | TwinFit,
     crafted: CraftedCanaries,
@@ -320,6 +366,7 @@ def audit_crafted(
     delta: float = 1e-6,
     transcript_audit_method: str = "rao-blackwell",
     transcript_draws: int = 100_000,
+    other_audits: int = 0,
     **audit_kwargs,
 ) -> pd.DataFrame:
     """Per-query audits of every candidate canary of an adversary.
@@ -335,12 +382,16 @@ def audit_crafted(
         sigma, trials, orders, confidence: as :func:`audit_vote_model`.
         seed, experiment: root of the randomness.
         candidates: rows of ``crafted`` to audit (default: all).
-        bonferroni: run every per-query audit at ``1 − (1 − confidence)/N``
-            (:func:`ppaudit.audit.bonferroni_confidence`, ``N`` = the candidate × query audits
-            of this call), so that all of them — hence their sums over queries and the worst
-            candidate — hold simultaneously with probability ``≥ confidence`` (default; the
-            paper's uncorrected procedure is ``bonferroni=False``). The ``multiplicity`` column
-            says which (``"bonferroni"`` / ``"none (paper)"``), ``confidence_per_audit`` the level used.
+        bonferroni: run every audit at ``1 − (1 − confidence)/N`` (:func:`ppaudit.audit.bonferroni_confidence`),
+            ``N`` = every audit this call runs (:func:`per_query_audit_count`: per (candidate,
+            query) the 2-cut and the k-cut, the transcript audit(s), and all of them again for
+            the null-canary control) plus ``other_audits``, so that all of them — hence their
+            sums over queries, the worst candidate and every plotted comparison — hold
+            simultaneously with probability ``≥ confidence`` (default; the paper's uncorrected
+            procedure is ``bonferroni=False``). The ``multiplicity`` column says which
+            (``"bonferroni"`` / ``"none (paper)"``), ``confidence_per_audit`` the level used,
+            ``bonferroni_audits`` the ``N``; ``count_audits`` and ``transcript_audits`` how many
+            audits each row stands for (read by :func:`ppaudit.audit.simultaneous_confidence`).
         progress: tqdm bar over the audits.
         transcript: add the sound transcript-level values of each asked query
             (:data:`TRANSCRIPT_COLUMNS`, :func:`transcript_columns`): the exact transcript RDP and
@@ -360,6 +411,8 @@ def audit_crafted(
             sound (``procedure: ours``); the column ``transcript_audit_method`` records which, and
             ``transcript_trials`` the ``M`` or ``T`` used.
         transcript_draws: ``M`` of the Rao–Blackwellised transcript audit.
+        other_audits: audits run outside this call that share the simultaneous ``confidence``
+            (the joint Pois-NatQ audits, :func:`ppaudit.experiments.pate_capc_joint.joint_audit_count`).
         **audit_kwargs: passed to :func:`audit_vote_model`.
 
     Returns:
@@ -384,8 +437,12 @@ def audit_crafted(
     rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
     pairs = [(i, int(q), int(r)) for i in rows for q, r in zip(crafted.audit_queries[i], crafted.repetitions[i])]
     conf = check_probability(confidence, "confidence")
+    if int(other_audits) < 0:
+        raise ValueError(f"other_audits must be >= 0, got {other_audits}")
+    n_transcript = transcript_audits_per_pair(transcript_audit_method) if transcript else 0
+    n_audits = per_query_audit_count(crafted, transcript, transcript_audit_method, control, candidates)
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, len(pairs))
+        conf = bonferroni_confidence(conf, n_audits + int(other_audits))
     a = np.asarray(orders, dtype=np.float64)
     keys = crafted.keys
     ng = getattr(fit, "num_instantiations", np.nan)
@@ -426,6 +483,9 @@ def audit_crafted(
             df.insert(0, "candidate", i)
             df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
             df["confidence_per_audit"] = conf
+            df["count_audits"] = len(COUNT_LOWER_BOUNDS)  # the 2-cut and the k-cut, each at effective_confidence
+            df["transcript_audits"] = n_transcript
+            df["bonferroni_audits"] = n_audits + int(other_audits) if bonferroni else 1
             df["fit_procedure"] = fit.procedure if kind is TwinFit else "paper"
             df["num_instantiations"] = ng
             df["num_canary_instantiations"] = ngp

@@ -139,12 +139,17 @@ def confidence_footer(summaries, adversaries) -> str:
     """The confidence that holds for the PATE / CaPC bars of Figs. 3–4, as one line per algorithm.
 
     Per algorithm and adversary, the smallest ``simultaneous_confidence`` over its datasets
-    (:func:`ppaudit.audit.simultaneous_confidence`: all per-query audits at once, pruning slack
-    included; the worst-case bar and the per-query sums hold at that level) and the multiplicity
-    correction that produced it. Summaries without the column (PromptPATE) are skipped.
+    (:func:`ppaudit.audit.simultaneous_confidence`: the union bound over every audit that was
+    run — the 2-cut, k-cut and transcript audits of each (candidate, query), the same for the
+    null-canary control, and the joint audits; pruning slack included), the number of audits it
+    covers (``num_audits``, the largest over the datasets, when the summaries have it) and the
+    multiplicity correction. Every bar of the adversary, the sums over queries, the worst
+    candidate and the comparisons between bars hold together at that level. Summaries without
+    the column (PromptPATE) are skipped.
 
     Args:
-        summaries: summary tables (columns algo, adversary, simultaneous_confidence, multiplicity).
+        summaries: summary tables (columns algo, adversary, simultaneous_confidence, multiplicity;
+            optional num_audits).
         adversaries: the adversaries of the figure.
 
     Returns:
@@ -156,12 +161,16 @@ def confidence_footer(summaries, adversaries) -> str:
             continue
         s = s[s["adversary"].isin(list(adversaries))]
         for algo, g in s.groupby("algo", sort=False):
-            each = ", ".join(f"{_ADV_LABEL.get(adv, adv)} ≥ {float(h['simultaneous_confidence'].min()):.4f}"
-                             for adv, h in g.groupby("adversary", sort=False))
-            parts.append(f"{algo}: {each} ({'; '.join(sorted(set(g['multiplicity'].astype(str))))})")
+            each = []
+            for adv, h in g.groupby("adversary", sort=False):
+                n = f" (N = {int(h['num_audits'].max())})" if "num_audits" in h.columns else ""
+                each.append(f"{_ADV_LABEL.get(adv, adv)} ≥ {float(h['simultaneous_confidence'].min()):.4f}{n}")
+            parts.append(f"{algo}: {', '.join(each)} ({'; '.join(sorted(set(g['multiplicity'].astype(str))))})")
     if not parts:
         return ""
-    return "all per-query audits hold at once (union bound, pruning slack included) with confidence " + "; ".join(parts)
+    return ("per algorithm, dataset and adversary, every audit run (2-cut, k-cut and transcript audits of each candidate "
+            "and query, again for the null-canary controls, and the joint audits) holds at once (union bound over its N "
+            "audits, pruning slack included; smallest over the datasets) with confidence " + "; ".join(parts))
 
 
 def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_title: str, floor: float | None = None):

@@ -10,8 +10,13 @@ from ppaudit.attacks.memorization import PAPER_THRESHOLDS, memorization_epsilon
 C = 10
 
 
-def authors_compute_eps(c1, c2):
-    """Literal transcription of memorization_attack/attack.py::compute_eps (facebookresearch/label_dp_antipodes)."""
+def authors_compute_eps(c1, c2, float32=False):
+    """Transcription of memorization_attack/attack.py::compute_eps (facebookresearch/label_dp_antipodes).
+
+    Their code casts the abstention mask with ``astype(np.float32)``, so weights and accuracies are
+    float32, and tests ``acc_mean == 1``. ``float32=True`` is that literal code; by default float64 and
+    an exact all-correct test (their stated rule, which ``method="paper"`` follows)."""
+    flt = np.float32 if float32 else np.float64
 
     def eps(acc):
         if acc <= 0.5:
@@ -24,9 +29,9 @@ def authors_compute_eps(c1, c2):
     lows, highs = [], []
     for threshold in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]:
         dont_know = np.maximum(c1, c2) < threshold
-        weights = np.sum(1 - dont_know.astype(np.float64), axis=-1)
-        accs = np.sum(guesses * (1 - dont_know.astype(np.float64)), axis=-1)
-        accs /= np.maximum(np.sum(1 - dont_know.astype(np.float64), axis=-1), 1)
+        weights = np.sum(1 - dont_know.astype(flt), axis=-1)
+        accs = np.sum(guesses * (1 - dont_know.astype(flt)), axis=-1)
+        accs /= np.maximum(np.sum(1 - dont_know.astype(flt), axis=-1), 1)
         accs = accs[weights > 0]
         weights = weights[weights > 0]
         weights /= np.sum(weights)
@@ -42,9 +47,8 @@ def authors_compute_eps(c1, c2):
                 max(0.5, acc_mean - 1.96 * acc_std),
                 min(1, acc_mean + 1.96 * acc_std),
             )
-            if np.all(accs == 1) or np.all(
-                accs == 0
-            ):  # their `acc_mean == 1` after the flip, free of float rounding
+            if (acc_mean == 1) if float32 else (np.all(accs == 1) or np.all(accs == 0)):
+                # their `acc_mean == 1` after the flip; by default free of float rounding
                 acc_low = min(acc_low, 1 - 3 / n_eff) if n_eff > 50 else 0.5
         else:
             acc_low, acc_high = 0.0, 1.0
@@ -116,6 +120,30 @@ def test_all_correct_gives_a_finite_lower_end():
         conf, canary, orig, "ours_cp", rng=np.random.default_rng(0)
     )
     assert np.isfinite(cp.epsilon_low) and cp.epsilon_low < res.epsilon_low + 1.0
+
+
+def test_the_authors_float32_code_differs_from_their_rule_when_every_guess_is_right():
+    """issue 27 §5: compute_eps sums the weighted accuracy in float32, so when every guess is right it is
+    not 1: here it rounds to 1 − 2^-24 ≈ 1 − 6e-8 and their code returns ε_m = [16.6, 16.6] =
+    log(2^24 − 1) at both ends, where their stated rule (CGR_low = 1 − 3/N', upper end CGR = 1) gives
+    [logit(0.997), ∞] = [5.8, ∞] at N' = 1000. Ours follows the stated rule."""
+    rng = np.random.default_rng(1)
+    n = 1000
+    c1 = rng.uniform(0.5, 1.0, (n, 1))  # the canary label's confidence, above every alternative: all guesses right
+    c2 = rng.random((n, C - 2)) * c1 * rng.uniform(0, 1, (n, 1))
+    orig = rng.integers(0, C, n)
+    canary = (orig + rng.integers(1, C, n)) % C
+    others = np.array([sorted(set(range(C)) - {a, b}) for a, b in zip(orig, canary)])
+    conf = np.zeros((n, C))
+    conf[np.arange(n), canary] = c1[:, 0]
+    conf[np.arange(n)[:, None], others] = c2
+    with np.errstate(invalid="ignore"):  # at other τ the float32 mean rounds to 1 + 1.2e-7: log of a negative, NaN
+        literal = authors_compute_eps(c1, c2, float32=True)
+    np.testing.assert_allclose(literal, [np.log(2.0**24 - 1)] * 2, rtol=1e-6)  # 16.64, 16.64
+    assert authors_compute_eps(c1, c2) == pytest.approx((np.log(997 / 3), np.inf))
+    res = memorization_epsilon(conf, canary, orig, "paper")
+    assert res.num_correct == res.num_guesses == n * (C - 2) and res.sample_size == n
+    assert res.epsilon_low == pytest.approx(np.log(0.997 / 0.003), rel=1e-12) and res.epsilon_high == np.inf  # 5.81, ∞
 
 
 def test_few_memorised_canaries_are_discarded_as_a_fluke():

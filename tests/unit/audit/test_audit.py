@@ -18,7 +18,7 @@ from ppaudit.audit import (
     two_cut_bound_from_intervals,
     two_cut_lower_bound,
 )
-from ppaudit.divergence import bernoulli_renyi_divergence, exact_rdp, two_cut
+from ppaudit.divergence import bernoulli_renyi_divergence, exact_rdp, renyi_divergence, two_cut
 from ppaudit.montecarlo import noisy_argmax_counts_pair
 from ppaudit.noisy_argmax import class_probabilities
 
@@ -163,3 +163,58 @@ def test_compose():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _many_cell_pair(c):
+    """Two laws on C cells: 30 % of the mass moves between cells 0 and 1, the rest is shared."""
+    p = np.full(c, 0.5 / (c - 2))
+    p[0], p[1] = 0.4, 0.1
+    q = p.copy()
+    q[0], q[1] = 0.1, 0.4
+    return p, q
+
+
+@pytest.mark.parametrize("c", [40, 55, 200])
+def test_bonferroni_selection_works_for_any_number_of_cells(c):
+    """issue 27 §5: with C ≥ 55 cells the per-set level 1 − β/(2(2^(C−1) − 1)) rounds to 1.0 in float64
+    and raised ValueError; the miscoverage is now carried in log space. The bound stays valid: finite,
+    and below the exact two-sided RDP in every one of 40 seeded runs (its family-wise level is 95 %;
+    the 99.9 % binomial quantile of violations is allowed), and it still detects the shift."""
+    p, q = _many_cell_pair(c)
+    orders = np.array([1.5, 2.0, 8.0])
+    truth = np.maximum(renyi_divergence(p, q, orders), renyi_divergence(q, p, orders))
+    rng = np.random.default_rng(27)
+    bounds = []
+    for _ in range(40):
+        c0, c1 = rng.multinomial(100_000, p), rng.multinomial(100_000, q)
+        r = two_cut_lower_bound(c0, c1, orders, 0.95, selection="bonferroni")
+        assert np.all(np.isfinite(r.lower_bound)) and np.all(r.lower_bound >= 0)
+        bounds.append(r.lower_bound)
+    bounds = np.array(bounds)
+    assert np.sum(np.any(bounds > truth, axis=1)) <= _max_allowed(40)
+    assert np.all(bounds > 0.4 * two_cut(p, q, orders))  # power: 1e5 trials resolve a 30 % shift even at C = 200
+    assert r.details["family_size"] == pytest.approx(2.0 ** (c - 1) - 1, rel=1e-12)
+    # the same bound as a fixed output set at the Bonferroni level, where that level is representable
+    level = 1 - 0.05 / (2.0 ** (c - 1) - 1)
+    if c == 40:
+        for j, alpha in enumerate(orders):
+            fixed = two_cut_lower_bound(c0, c1, [alpha], level, output_set=r.output_sets[j]).lower_bound[0]
+            # 1 − level carries ~1e-3 relative rounding of the miscoverage 9e-14: equal to ~1e-6
+            assert fixed == pytest.approx(r.lower_bound[j], rel=1e-5)
+    else:  # the old route: the level is 1.0 in float64
+        assert level == 1.0
+        with pytest.raises(ValueError, match="confidence"):
+            two_cut_lower_bound(c0, c1, orders, level, output_set=[0])
+
+
+def test_clopper_pearson_miscoverage_below_float_resolution():
+    from ppaudit.intervals import clopper_pearson
+
+    lo, hi = clopper_pearson([5, 50], 100, miscoverage=1e-40)  # a level 1 − 1e-40, not representable as such
+    assert np.all((0 < lo) & (lo < [0.05, 0.5]) & ([0.05, 0.5] < hi) & (hi < 1))
+    lo2, hi2 = clopper_pearson([5, 50], 100, miscoverage=1e-20)
+    assert np.all(lo <= lo2) and np.all(hi >= hi2)  # nested: a smaller miscoverage widens the interval
+    z_lo, z_hi = clopper_pearson([5], 100, miscoverage=0.0)
+    assert z_lo.tolist() == [0.0] and z_hi.tolist() == [1.0]
+    with pytest.raises(ValueError, match="miscoverage must lie in \\[0, 1\\), got 1.5"):
+        clopper_pearson([5], 100, miscoverage=1.5)

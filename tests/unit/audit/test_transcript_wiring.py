@@ -8,10 +8,11 @@ transcript is 0.033 (enumeration of the answer counts).
 
 import numpy as np
 import pandas as pd
+import pytest
 from numpy.testing import assert_allclose
 
 from ppaudit.adversaries import CraftedCanaries
-from ppaudit.audit import compose_candidates, epsilon_floor, summarize_candidates
+from ppaudit.audit import compose_candidates, epsilon_floor, simultaneous_confidence, summarize_candidates
 from ppaudit.experiments.pate_capc_findings import findings_rows
 from ppaudit.experiments.private_prediction import audit_crafted
 from ppaudit.vote_models import PateFit
@@ -34,9 +35,8 @@ def test_issue_demonstration_paper_composition_exceeds_the_cap():
     assert at64["transcript_method"] == "enumerate"
     # the paper's composed *audit* is above a valid upper bound on the transcript's RDP
     assert 1000 * at64["two_cut_cp"] > at64["transcript_cap"] >= at64["exact_transcript"]
-    # and the sound exact value is never above the cap nor n × one answer (every order)
+    # and the sound exact value is never above the cap (n × one answer is no bound: issue 27 §2)
     assert np.all(pq["exact_transcript"] <= pq["transcript_cap"] + 1e-12)
-    assert np.all(pq["exact_transcript"] <= 1000 * pq["exact"] + 1e-12)
 
 
 def test_composition_does_not_multiply_transcript_columns():
@@ -65,11 +65,19 @@ def test_findings_row_flags_the_paper_audit_above_the_cap():
 
 def test_bonferroni_is_the_default_and_recorded():
     pq = _demo_per_query(bonferroni=True)
-    assert (pq["multiplicity"] == "bonferroni").all() and np.allclose(pq["confidence_per_audit"], 0.95)  # one audit: N = 1
+    assert (pq["multiplicity"] == "bonferroni").all() and np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 3)
+    # one pair, three audits (issue 27 §1): the 2-cut, the k-cut and the Rao–Blackwellised transcript audit
+    assert (pq["bonferroni_audits"] == 3).all() and (pq["count_audits"] == 2).all() and (pq["transcript_audits"] == 1).all()
+    slack = 2 * (1 - 0.05 / 3 - pq["effective_confidence"].min())  # the 2-cut and the k-cut each lose the pruning slack
+    assert simultaneous_confidence(pq) == pytest.approx(0.95 - slack, abs=1e-12) and slack < 1e-3
     fit = PateFit(np.array([[0.5, 0.5], [0.6, 0.4]]), np.array([[[0.75, 0.25], [0.6, 0.4]]]), 20, 2)
     crafted = CraftedCanaries("pois-natq", np.array([0]), np.array([1]), np.array([[0, 1]]), np.array([[1, 1]]))
     pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", count_mode="exact")
-    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 2)
+    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 4)  # two pairs × (2-cut, k-cut)
+    pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", count_mode="exact", other_audits=6)
+    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 10)  # + 6 audits run elsewhere (the joint ones)
+    with pytest.raises(ValueError, match="other_audits must be >= 0, got -1"):
+        audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", other_audits=-1)
     pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", bonferroni=False, count_mode="exact")
     assert (pq["multiplicity"] == "none (paper)").all() and np.allclose(pq["confidence_per_audit"], 0.95)
     assert isinstance(pq, pd.DataFrame)

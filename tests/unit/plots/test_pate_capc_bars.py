@@ -59,6 +59,11 @@ def test_confidence_footer_states_the_simultaneous_level_per_algorithm_and_adver
     assert "capc: Nat-AdvQ ≥ 0.0000 (none (paper))" in text and "promptpate" not in text
     assert confidence_footer([promptpate], ["nat-advq"]) == ""
     assert "Pois-AdvQ" not in confidence_footer([pate], ["nat-advq"])
+    # issue 27 §1: the wording names every audit the number covers, and N where the summary has it
+    assert text.startswith("per algorithm, dataset and adversary, every audit run (2-cut, k-cut and transcript audits of each "
+                           "candidate and query, again for the null-canary controls, and the joint audits) holds at once")
+    text = confidence_footer([pate.assign(num_audits=[240, 240, 120])], ["nat-advq", "pois-advq"])
+    assert "pate: Nat-AdvQ ≥ 0.9487 (N = 240), Pois-AdvQ ≥ 0.9500 (N = 120) (bonferroni)" in text
 
 
 def test_leakage_panels_legend_lists_the_bars_of_every_panel():

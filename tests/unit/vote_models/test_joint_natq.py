@@ -129,6 +129,11 @@ def test_joint_natq_audit_table_bonferroni_and_identical_candidate():
     s = joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", trials=1000, delta=1e-6, audit_method="sampled")
     s0 = s[s["candidate"] == 0]
     assert (s0["transcript_trials"] == 1000).all() and (s0["two_cut_joint"] <= s0["joint_cap"] + 1e-12).all()
+    # issue 27 §1: a sampled joint audit is two audits (2-cut and Eq. (1)); the per-query audits share the budget
+    assert (s["num_audits"] == 2).all() and (t["num_audits"] == 1).all()
+    np.testing.assert_allclose(s["confidence_per_audit"], 1 - 0.05 / 4, rtol=1e-12)
+    o = joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", trials=1000, delta=1e-6, other_audits=6)
+    np.testing.assert_allclose(o["confidence_per_audit"], 1 - 0.05 / 8, rtol=1e-12)
     with pytest.raises(ValueError, match="votes_twin"):
         joint_natq_audit(fit, crafted, twin[:1], canary[:1], SIGMA, ORDERS, 7, "t")
     with pytest.raises(ValueError, match="'exact'"):

@@ -89,7 +89,7 @@ EXPECTED = {
     },
     "tiny": {
         "pate_capc": {
-            "trials": 20_000,
+            "trials": 100_000,
             "orders": ORDERS_TINY,
             **SHARED,
             **TWO,
