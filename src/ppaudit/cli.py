@@ -9,6 +9,8 @@ Subcommands (``ppaudit SUBCOMMAND --help`` for each):
   verdict against an optional claim (:func:`ppaudit.blackbox.audit_counts`).
 * ``one-run --guesses C' --correct C --samples M [--tau T]`` — one-run f-DP audit (Alg. 3).
 * ``selfcheck`` — the auditor's own soundness and power (:mod:`ppaudit.selfcheck`).
+* ``search module:function --neighbours count-vectors --length 5 --claim-dp 1`` — search
+  neighbouring pairs for the worst case and certify it (:mod:`ppaudit.cli_search`).
 * ``figure NAME`` — build one Snakemake target of the workflow (needs the ``[workflow]`` extra).
 
 Exit codes: 0 = no violation, 1 = a violation was detected (or the self-check failed), 2 = bad
@@ -382,6 +384,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-n", "--dry-run", action="store_true", help="only show what would run")
     f.add_argument("--json", action="store_true", help="print the command and its result as JSON")
     f.set_defaults(func=_cmd_figure)
+
+    from .cli_search import add_search_parser
+
+    add_search_parser(sub, common, _add_claim_options)
     return p
 
 

@@ -53,6 +53,8 @@ __all__ = [
     "two_cut_bootstrap_lower_bound",
     "k_cut_bootstrap_lower_bound",
     "dp_epsilon_lower_bound",
+    "dp_epsilon_for_set_counts",
+    "dp_epsilon_from_intervals",
     "split_counts",
 ]
 
@@ -373,6 +375,29 @@ def k_cut_bootstrap_lower_bound(
     return np.maximum(_percentile_lower(d, conf), 0.0)
 
 
+def dp_epsilon_for_set_counts(k0, n0, k1, n1, delta: float, confidence: float) -> np.ndarray:
+    """Eq. (1) of Chadha et al. 2024 for given output sets, vectorised over the sets.
+
+    ``log max{(p_1ˡ − δ)/p_0ᵘ, (p_0ˡ − δ)/p_1ᵘ}`` from ``k0`` of ``n0`` runs on ``S`` and ``k1``
+    of ``n1`` runs on ``S'`` falling in each set; each proportion gets a two-sided
+    Clopper–Pearson interval at ``1 − β/2``. ``-inf`` where nothing can be concluded. This is
+    the one implementation behind :func:`dp_epsilon_lower_bound` (and the search's pilot
+    predictions, :mod:`ppaudit.blackbox.search`).
+    """
+    per = 1.0 - (1.0 - float(confidence)) / 2.0
+    lo0, hi0 = clopper_pearson(k0, n0, per)
+    lo1, hi1 = clopper_pearson(k1, n1, per)
+    return dp_epsilon_from_intervals(lo0, hi0, lo1, hi1, delta)
+
+
+def dp_epsilon_from_intervals(p0_lo, p0_hi, p1_lo, p1_hi, delta: float) -> np.ndarray:
+    """Eq. (1) from given interval ends: ``log max{(p_1ˡ − δ)/p_0ᵘ, (p_0ˡ − δ)/p_1ᵘ}`` (``-inf``: nothing)."""
+    d = float(delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.maximum((np.asarray(p1_lo) - d) / p0_hi, (np.asarray(p0_lo) - d) / p1_hi)
+        return np.where(r > 0, np.log(np.where(r > 0, r, 1.0)), -np.inf)
+
+
 def dp_epsilon_lower_bound(
     counts0,
     counts1,
@@ -399,14 +424,9 @@ def dp_epsilon_lower_bound(
     d = float(delta)
     if not (0.0 <= d < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-    per = 1.0 - (1.0 - conf) / 2.0
 
     def eps_for(k0, n0, k1, n1):
-        lo0, hi0 = clopper_pearson(k0, n0, per)
-        lo1, hi1 = clopper_pearson(k1, n1, per)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.maximum((lo1 - d) / hi0, (lo0 - d) / hi1)
-            return np.where(r > 0, np.log(np.where(r > 0, r, 1.0)), -np.inf)
+        return dp_epsilon_for_set_counts(k0, n0, k1, n1, d, conf)
 
     if output_set is not None:
         mask = np.zeros(c0.size, dtype=bool)

@@ -176,6 +176,7 @@ def audit_counts(
     selection_fraction: float = 0.1,
     rng: np.random.Generator | np.random.SeedSequence | int | None = 0,
     outputs: list | None = None,
+    output_set=None,
 ) -> CountsAudit:
     """Audit two output-count vectors (same outputs, runs on neighbouring inputs) against a claim.
 
@@ -196,6 +197,10 @@ def audit_counts(
         selection_fraction: share of the trials used to choose output sets.
         rng: generator / seed / SeedSequence for the random splits.
         outputs: optional output value of each cell (kept in the result).
+        output_set: a fixed output set ``O`` (boolean mask or cell indices) chosen on *other*
+            draws (e.g. the pilot of :func:`ppaudit.blackbox.search_mechanism`): then no
+            split is made, all trials give the intervals, and both the 2-cut and Eq. (1) use
+            ``O`` (``selection`` and ``selection_fraction`` are ignored).
 
     Returns:
         :class:`CountsAudit`.
@@ -229,10 +234,10 @@ def audit_counts(
     k = 1 if claim is None else max(1, int(tests_rdp) + int(tests_eps))
     per_conf = 1.0 - beta / k
     g_rdp, g_eps = _generators(rng, 2)
-    two = two_cut_lower_bound(c0, c1, a, confidence=per_conf, selection=selection,
+    two = two_cut_lower_bound(c0, c1, a, confidence=per_conf, output_set=output_set, selection=selection,
                               selection_fraction=selection_fraction, rng=g_rdp)
     kcut = k_cut_lower_bound(c0, c1, a, confidence=conf)
-    eps_lb = dp_epsilon_lower_bound(c0, c1, delta=d, confidence=per_conf,
+    eps_lb = dp_epsilon_lower_bound(c0, c1, delta=d, confidence=per_conf, output_set=output_set,
                                     selection_fraction=selection_fraction, rng=g_eps)
     verdict = "no claim"
     violated = np.zeros(0)
@@ -243,6 +248,8 @@ def audit_counts(
         eps_violated = bool(tests_eps and eps_lb > claim_eps)
         verdict = "violation" if (over.any() or eps_violated) else "consistent"
     details = dict(two.details)
+    if output_set is not None:
+        details["selection"] = "fixed output set (chosen on other draws)"
     details["evaluation_trials"] = str(two.evaluation_trials)
     details["tests"] = k
     return CountsAudit(
@@ -285,8 +292,10 @@ def _draw(mechanism, takes_rng: bool, data, n: int, gen: np.random.Generator) ->
 
 def _count_into(counter: Counter, arr: np.ndarray) -> None:
     if arr.dtype.kind in "iub":
-        if arr.ndim != 1:
-            raise ValueError(f"integer outputs must be 1-D, got shape {arr.shape}")
+        if arr.ndim != 1:  # vector outputs: each row is one output, counted as a tuple
+            for v in map(tuple, arr.reshape(arr.shape[0], -1).tolist()):
+                counter[v] += 1
+            return
         vals, cnt = np.unique(arr, return_counts=True)
         for v, c in zip(vals.tolist(), cnt.tolist()):
             counter[v] += c

@@ -1,0 +1,102 @@
+"""Benchmark: search_mechanism over 10 pairs at 2·10⁵ draws per side, against auditing every pair.
+
+Run: ``.venv/bin/python bench/bench_search.py [--trials 200000] [--repeats 3]``.
+
+Workload (issue 28, "Speed"): pilot + certification of 10 neighbouring pairs at ``T`` draws per
+side per pair, for two mechanisms:
+
+* ``exponential_bug``: the exponential mechanism over 3 candidates that forgot its utility's
+  sensitivity (``p ∝ exp(ε·u)``, claim (1, 0)-DP, true ε = 2), on ``replace_one([0]*5, [0, 1, 2])``
+  (10 pairs);
+* ``laplace_rnm``: correct Laplace report-noisy-max (scale 1, claim (1, 0)-DP) on 10 pairs
+  sampled from ``count_vectors(4, 1)``.
+
+Baseline: what a user does without the search — :func:`ppaudit.blackbox.audit_mechanism` on
+every pair with the full ``T`` draws per side (its own split selects the output set),
+Bonferroni over the 10 pairs (confidence ``1 − 0.05/10`` each). The search draws
+``10·0.2·T + 5·0.8·T`` per side (0.6 of the baseline's ``10·T``) and tests 5 candidates instead
+of 10.
+
+Prints, per mechanism: wall time (median of ``--repeats``) of the search and of the baseline,
+their ratio, draws, verdicts and the certified ε lower bound of the witness against the best
+baseline bound. No assertion: timings are informative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+
+from ppaudit.blackbox import Claim, audit_mechanism, search_mechanism
+from ppaudit.blackbox.neighbours import count_vectors, random_pairs, replace_one
+
+
+def exponential_bug(votes, n, rng):
+    u = np.bincount(np.asarray(votes), minlength=3).astype(float)
+    p = np.exp(u - u.max())  # forgot the 1 / (2 Δu): true ε = 2
+    return rng.choice(3, size=n, p=p / p.sum())
+
+
+def laplace_rnm(c, n, rng):
+    c = np.asarray(c, dtype=float)
+    return np.argmax(c + rng.laplace(0.0, 1.0, (n, c.size)), axis=1)
+
+
+CASES = {
+    "exponential_bug": (exponential_bug, lambda: list(replace_one([0] * 5, [0, 1, 2]))),
+    "laplace_rnm": (laplace_rnm, lambda: random_pairs(count_vectors(4, 1), 10, rng=0)),
+}
+
+
+def run_case(name: str, trials: int, repeats: int) -> dict:
+    mech, pairs_fn = CASES[name]
+    pairs = pairs_fn()
+    claim = Claim.dp(1.0)
+    t_search, t_base = [], []
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        res = search_mechanism(mech, pairs, trials, rng=r, claim=claim)
+        t_search.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        base = [audit_mechanism(mech, d, nb, trials, res.orders, confidence=1 - 0.05 / len(pairs), rng=(r, i), claim=claim)
+                for i, (d, nb) in enumerate(pairs)]
+        t_base.append(time.perf_counter() - t0)
+    ts, tb = float(np.median(t_search)), float(np.median(t_base))
+    return {
+        "case": name, "pairs": len(pairs), "trials_per_side": trials,
+        "search_seconds": ts, "baseline_seconds": tb, "speedup": tb / ts,
+        "search_draws": 2 * (len(pairs) * res.pilot_trials + res.certified * res.certification_trials),
+        "baseline_draws": 2 * len(pairs) * trials,
+        "search_verdict": res.verdict, "baseline_verdict": "violation" if any(b.violation for b in base) else "consistent",
+        "search_epsilon_lower_bound": float(res.audit.epsilon_lower_bound),
+        "baseline_best_epsilon_lower_bound": float(max(b.epsilon_lower_bound for b in base)),
+        "witness": f"{res.witness.dataset} vs {res.witness.neighbour}: {res.witness.output_set.description}",
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=lambda s: int(float(s)), default=200_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    rows = [run_case(name, args.trials, args.repeats) for name in CASES]
+    if args.json:
+        print(json.dumps({"machine": platform.processor() or platform.machine(), "rows": rows}, indent=2))
+        return
+    for r in rows:
+        print(f"{r['case']}: {r['pairs']} pairs x {r['trials_per_side']} draws per side")
+        print(f"  search   {r['search_seconds']:.2f} s, {r['search_draws']:,} draws, verdict {r['search_verdict']}, "
+              f"witness eps >= {r['search_epsilon_lower_bound']:.3f}")
+        print(f"  baseline {r['baseline_seconds']:.2f} s, {r['baseline_draws']:,} draws, verdict {r['baseline_verdict']}, "
+              f"best eps >= {r['baseline_best_epsilon_lower_bound']:.3f} (audit_mechanism on every pair, Bonferroni / 10)")
+        print(f"  ratio baseline / search: {r['speedup']:.2f}x")
+        print(f"  witness: {r['witness']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""``ppaudit search``: find the worst neighbouring pair of a mechanism and certify it.
+
+``ppaudit search package.module:function --neighbours count-vectors --length 5 --claim-dp 1
+--trials 2e5 [--json]`` imports the mechanism from a ``module:function`` path (as pytest and
+gunicorn do; the current directory is on the path), builds the pairs with a generator of
+:mod:`ppaudit.blackbox.neighbours` (or reads ``--pairs pairs.json``: a JSON list of
+``[dataset, neighbour]``), and runs :func:`ppaudit.blackbox.search_mechanism`. Exit codes as
+the other subcommands: 0 no violation, 1 violation, 2 bad input. Kept in its own module so
+that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from pathlib import Path
+
+__all__ = ["add_search_parser", "cmd_search", "load_mechanism"]
+
+GENERATORS = ("count-vectors", "query-answers", "replace-one", "add-remove-one", "label-flips")
+
+
+def _usage(msg: str) -> Exception:
+    # A ValueError: ppaudit.cli.main reports it with exit code 2 (also when cli runs as __main__).
+    return ValueError(msg)
+
+
+def load_mechanism(path: str):
+    """Import ``package.module:function`` (``function`` may be dotted, ``Class.method``)."""
+    if ":" not in path:
+        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
+    mod_name, _, attr = path.partition(":")
+    if not mod_name or not attr:
+        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        obj = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise _usage(f"cannot import module {mod_name!r} of mechanism {path!r}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise _usage(f"module {mod_name!r} has no attribute {attr!r} (mechanism {path!r})") from None
+    if not callable(obj):
+        raise _usage(f"mechanism {path!r} is not callable")
+    return obj
+
+
+def _trials(text: str) -> int:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}") from None
+    if not (math.isfinite(v) and v >= 1 and v == int(v)):
+        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}")
+    return int(v)
+
+
+def _json_arg(args, name: str):
+    text = getattr(args, name.replace("-", "_"))
+    if text is None:
+        raise _usage(f"--neighbours {args.neighbours} needs --{name}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _usage(f"--{name} must be JSON (e.g. '[0, 0, 1]'), got {text!r}: {exc}") from None
+
+
+def _need(args, name: str):
+    v = getattr(args, name.replace("-", "_"))
+    if v is None:
+        raise _usage(f"--neighbours {args.neighbours} needs --{name}")
+    return v
+
+
+def _pairs_from_args(args):
+    from .blackbox import neighbours as nb
+
+    if (args.pairs is None) == (args.neighbours is None):
+        raise _usage("give exactly one of --neighbours GENERATOR and --pairs FILE")
+    if args.pairs is not None:
+        path = Path(args.pairs)
+        if not path.is_file():
+            raise _usage(f"pairs file not found: {str(path)!r}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise _usage(f"cannot read pairs file {str(path)!r} (a JSON list of [dataset, neighbour]): {exc}") from None
+        if not isinstance(data, list) or not all(isinstance(p, list) and len(p) == 2 for p in data):
+            raise _usage(f"pairs file {str(path)!r} must hold a JSON list of [dataset, neighbour] pairs")
+        gen = [tuple(p) for p in data]
+    else:
+        g = args.neighbours
+        try:
+            if g == "count-vectors":
+                gen = nb.count_vectors(_need(args, "length"), args.max_count)
+            elif g == "query-answers":
+                gen = nb.query_answers(_need(args, "length"), args.sensitivity)
+            elif g == "replace-one":
+                gen = nb.replace_one(_json_arg(args, "database"), _json_arg(args, "values"))
+            elif g == "add-remove-one":
+                gen = nb.add_remove_one(_json_arg(args, "database"), _json_arg(args, "pool"))
+            else:
+                gen = nb.label_flips(_json_arg(args, "labels"), _need(args, "num-classes"))
+        except ValueError as exc:
+            msg = str(exc)
+            raise _usage(msg if msg.startswith("--") else f"--neighbours {g}: {msg}") from None
+    if args.sample is not None:
+        gen = nb.random_pairs(gen, args.sample, rng=args.seed)
+    return gen
+
+
+def cmd_search(args) -> int:
+    """Run ``ppaudit search``; returns the exit code."""
+    from .blackbox import ClassifierOutputs, search_mechanism
+    from .cli import EXIT_OK, EXIT_VIOLATION, _claim_from_args, _emit, _orders
+
+    mech = load_mechanism(args.mechanism)
+    claim = _claim_from_args(args)
+    pairs = _pairs_from_args(args)
+    outputs = ClassifierOutputs("logistic") if args.outputs == "logistic" else args.outputs
+    res = search_mechanism(mech, pairs, args.trials, orders=_orders(args.orders), confidence=args.confidence,
+                           rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
+                           outputs=outputs, n_jobs=args.n_jobs, progress=args.progress)
+    _emit(args, res.to_dict(), res.summary().splitlines())
+    return EXIT_VIOLATION if res.violation else EXIT_OK
+
+
+def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser:
+    """Register ``search`` on the subparsers ``sub`` (``common`` adds --json/--confidence/--seed)."""
+    from .cli import _nonneg_int, _positive_float, _unit_interval
+
+    s = sub.add_parser(
+        "search", help="search neighbouring pairs of a mechanism for the worst case and certify it",
+        description="Import MECHANISM (module:function, called as function(data, n, rng) -> n outputs), try every "
+                    "pair of --neighbours (or --pairs FILE), rank pairs x output sets on a pilot, certify the top "
+                    "--certify-top on fresh draws (ppaudit.blackbox.search_mechanism). Prints the witness: the "
+                    "pair, the output set and the two probabilities with their intervals.")
+    s.add_argument("mechanism", metavar="MECHANISM", help="package.module:function")
+    src = s.add_argument_group("pairs (one of --neighbours / --pairs)")
+    src.add_argument("--neighbours", choices=GENERATORS, help="a generator of ppaudit.blackbox.neighbours")
+    src.add_argument("--pairs", metavar="FILE", help="JSON list of [dataset, neighbour] pairs")
+    src.add_argument("--length", type=_nonneg_int("--length", 1), help="count-vectors / query-answers: length")
+    src.add_argument("--max-count", type=_nonneg_int("--max-count", 1), default=1, help="count-vectors: largest count (default 1)")
+    src.add_argument("--sensitivity", type=_positive_float("--sensitivity"), default=1.0, help="query-answers: sensitivity (default 1)")
+    src.add_argument("--database", metavar="JSON", help="replace-one / add-remove-one: the records, e.g. '[0,0,1]'")
+    src.add_argument("--values", metavar="JSON", help="replace-one: values a record may take, e.g. '[0,1,2]'")
+    src.add_argument("--pool", metavar="JSON", help="add-remove-one: records that may be added")
+    src.add_argument("--labels", metavar="JSON", help="label-flips: the labels, e.g. '[0,1,1]'")
+    src.add_argument("--num-classes", type=_nonneg_int("--num-classes", 2), help="label-flips: number of classes")
+    src.add_argument("--sample", type=_nonneg_int("--sample", 1), metavar="N", help="audit a uniform sample of N pairs")
+    s.add_argument("--trials", type=_trials, default=200_000, help="draws per side per pair (default 2e5)")
+    s.add_argument("--orders", help="comma-separated orders > 1 (default: chosen for the claim)")
+    s.add_argument("--pilot-fraction", type=_unit_interval("--pilot-fraction"), default=0.2,
+                   help="share of the draws spent on the pilot (default 0.2)")
+    s.add_argument("--certify-top", type=_nonneg_int("--certify-top", 1), default=5,
+                   help="pairs certified on fresh draws, Bonferroni over them (default 5)")
+    s.add_argument("--outputs", choices=("auto", "counts", "classifier", "logistic"), default="auto",
+                   help="count outputs, or a classifier's score thresholds (gradient boosting; logistic "
+                        "regression) for real / vector outputs (default auto)")
+    s.add_argument("--n-jobs", type=int, default=1, help="threads over pairs (default 1; -1 all cores)")
+    s.add_argument("--progress", action="store_true", help="show a progress bar")
+    add_claim_options(s)
+    common(s)
+    s.set_defaults(func=cmd_search)
+    return s

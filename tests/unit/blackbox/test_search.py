@@ -1,0 +1,250 @@
+"""search_mechanism: soundness of the whole search, power, the witness, bad input (issue 28)."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from ppaudit.blackbox import Claim, ClassifierOutputs, SearchResult, search_mechanism
+from ppaudit.blackbox.neighbours import count_vectors, replace_one
+
+# --------------------------------------------------------------------------------------
+# mechanisms, vectorised over the n draws
+# --------------------------------------------------------------------------------------
+
+
+def gaussian_rnm(c, n, rng):
+    """argmax(c + N(0, 2² I)): 1/8-zCDP for one count ±1 (Gaussian mechanism, L2 sensitivity 1)."""
+    c = np.asarray(c, dtype=float)
+    return np.argmax(c + 2.0 * rng.standard_normal((n, c.size)), axis=1)
+
+
+def laplace_rnm(c, n, rng):
+    """argmax(c + Lap(1)): (1, 0)-DP for counting queries (Dwork & Roth 2014, Claim 3.9)."""
+    c = np.asarray(c, dtype=float)
+    return np.argmax(c + rng.laplace(0.0, 1.0, (n, c.size)), axis=1)
+
+
+_KEEP = math.e / (math.e + 3)
+
+
+def rr4(db, n, rng):
+    """4-ary randomized response of the one record: exactly (1, 0)-DP (the claim is tight)."""
+    v = db[0]
+    other = (v + 1 + rng.integers(0, 3, n)) % 4
+    return np.where(rng.random(n) < _KEEP, v, other)
+
+
+def exponential(epsilon_in_exponent):
+    """Exponential mechanism over 3 candidates with utility = vote counts: p ∝ exp(e·u).
+
+    e = ε/2 is the correct (ε, 0)-DP mechanism under replace-one (each count moves by ≤ 1,
+    McSherry & Talwar 2007); e = ε forgets the 2Δ and is 2ε-DP.
+    """
+
+    def mech(votes, n, rng):
+        u = np.bincount(np.asarray(votes), minlength=3).astype(float)
+        p = np.exp(epsilon_in_exponent * (u - u.max()))
+        return rng.choice(3, size=n, p=p / p.sum())
+
+    return mech
+
+
+def rr_pairs():
+    return itertools.chain.from_iterable(replace_one([v], range(4)) for v in range(4))  # 12 pairs
+
+
+def vote_pairs():
+    return itertools.chain(replace_one([0, 0, 1], range(3)), replace_one([0, 1, 2], range(3)))  # 12 pairs
+
+
+CORRECT = [
+    ("gaussian_rnm", gaussian_rnm, lambda: count_vectors(3, 1), Claim.zcdp(1 / 8)),  # 12 pairs
+    ("laplace_rnm", laplace_rnm, lambda: count_vectors(3, 1), Claim.dp(1.0)),
+    ("randomized_response", rr4, rr_pairs, Claim.dp(1.0)),
+    ("exponential", exponential(0.5), vote_pairs, Claim.dp(1.0)),
+]
+
+
+def test_soundness_of_the_whole_search():
+    """≥ 200 seeded searches of correct mechanisms over ≥ 10 pairs: false violations ≤ 5 %.
+
+    The bar is the binomial 99.9 % quantile of Bin(searches, 0.05): a sound search exceeds it
+    with probability < 0.1 %.
+    """
+    seeds = 50
+    flagged, total = 0, 0
+    for name, mech, pairs, claim in CORRECT:
+        assert len(list(pairs())) >= 10
+        hits = sum(search_mechanism(mech, pairs(), 2_000, rng=s, claim=claim).violation for s in range(seeds))
+        assert hits <= binom.ppf(0.999, seeds, 0.05), name
+        flagged += hits
+        total += seeds
+    assert total >= 200
+    assert flagged <= binom.ppf(0.999, total, 0.05)
+
+
+def test_forgotten_sensitivity_found_with_replace_one():
+    """Exponential mechanism p ∝ exp(ε·u), claim ε = 1 (true ε = 2). On the obvious one-vote pair
+    its loss is exactly the claim; on five votes [0]*5 vs [0]*4 + [1] it is 1.947 (3 candidates:
+    1 + log((e⁵ + 2)/(e⁴ + e + 1))). The search over replace-one pairs finds it in ≥ 90 % of
+    seeds at 20,000 draws per side."""
+    mech = exponential(1.0)
+    u0, u1 = np.array([5, 0, 0.0]), np.array([4, 1, 0.0])
+    p0, p1 = np.exp(u0) / np.exp(u0).sum(), np.exp(u1) / np.exp(u1).sum()
+    np.testing.assert_allclose(np.log(p1[1] / p0[1]), 1 + math.log((math.e**5 + 2) / (math.e**4 + math.e + 1)), rtol=1e-12)
+
+    def pairs():
+        return itertools.chain(replace_one([0], range(3)), replace_one([0] * 5, range(3)))  # 2 + 10 pairs
+
+    seeds = 20
+    found = 0
+    for s in range(seeds):
+        res = search_mechanism(mech, pairs(), 20_000, rng=s, claim=Claim.dp(1.0))
+        if res.violation:
+            found += 1
+            assert len(res.witness.dataset) == 5  # the one-vote pair cannot show it
+    assert found >= 0.9 * seeds
+
+
+def reused_noise(c, n, rng):
+    """Planted bug: one Laplace draw added to both coordinates (claimed (1, 0)-DP, as if each had
+    its own). The difference of the two outputs reveals the input exactly."""
+    c = np.asarray(c, dtype=float)
+    return c + rng.laplace(0.0, 1.0, (n, 1))
+
+
+def independent_noise(c, n, rng):
+    c = np.asarray(c, dtype=float)
+    return c + rng.laplace(0.0, 1.0, (n, c.size))
+
+
+def test_classifier_finds_planted_bug_in_2d_outputs():
+    pairs = [(np.array([0, 0]), np.array([1, 0])), (np.array([0, 0]), np.array([0, 1]))]
+    res = search_mechanism(reused_noise, pairs, 10_000, rng=0, claim=Claim.dp(1.0), outputs="classifier")
+    assert res.outputs == "classifier" and res.violation
+    assert res.witness.output_set.kind == "threshold"
+    assert res.audit.epsilon_lower_bound > 3
+    # The witness's set, applied to fresh outputs, separates the pair as certified.
+    inside0 = res.witness.output_set.contains(reused_noise(res.witness.dataset, 2000, np.random.default_rng(9))).mean()
+    inside1 = res.witness.output_set.contains(reused_noise(res.witness.neighbour, 2000, np.random.default_rng(9))).mean()
+    assert abs(inside0 - inside1) > 0.9
+    ok = search_mechanism(independent_noise, pairs, 10_000, rng=0, claim=Claim.dp(1.0),
+                          outputs=ClassifierOutputs("logistic"))
+    assert ok.verdict == "consistent"
+
+
+def test_result_witness_and_serialisation():
+    res = search_mechanism(exponential(1.0), replace_one([0] * 5, range(3)), 20_000, rng=1, claim=Claim.dp(1.0))
+    assert isinstance(res, SearchResult) and res.violation
+    w = res.witness
+    assert w.output_set.kind == "cells"
+    assert w.p0_interval[0] <= w.p0 <= w.p0_interval[1] and w.p1_interval[0] <= w.p1 <= w.p1_interval[1]
+    # The witness's probabilities are the certified audit's counts.
+    assert w.p0 == res.audit.counts0[0] / res.certification_trials
+    assert res.audit.trials == res.certification_trials == 20_000 - res.pilot_trials
+    frame = res.to_frame()
+    assert len(frame) == 10 and frame["certified"].sum() == 5 and frame["witness"].sum() == 1
+    assert frame.loc[frame["certified"], "epsilon_lower_bound"].notna().all()
+    assert frame.loc[~frame["certified"], "epsilon_lower_bound"].isna().all()
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["verdict"] == "violation" and d["witness"]["dataset"] == [0, 0, 0, 0, 0]
+    assert d["witness"]["output_set"]["kind"] == "cells" and len(d["pairs"]) == 10
+    text = res.summary()
+    assert "violation" in text and "witness" in text and "invisible" in text
+    assert res.min_resolvable_probability == pytest.approx(1 / res.certification_trials)
+    # Same seed, same result; n_jobs does not change it.
+    again = search_mechanism(exponential(1.0), replace_one([0] * 5, range(3)), 20_000, rng=1, claim=Claim.dp(1.0), n_jobs=2)
+    assert again.to_dict() == res.to_dict()
+
+
+def test_tuple_outputs_are_counted():
+    def pair_out(c, n, rng):  # a 2-D integer output: (argmax, noisy bit)
+        return np.stack([laplace_rnm(c, n, rng), rng.integers(0, 2, n)], axis=1)
+
+    res = search_mechanism(pair_out, count_vectors(2, 1), 2_000, rng=0, claim=Claim.dp(1.0))
+    assert res.outputs == "counts" and res.verdict == "consistent"
+    assert all(isinstance(c, tuple) for c in res.witness.output_set.cells)
+
+
+def test_list_outputs_are_normalised():
+    """Lists of floats go to the classifier under outputs='auto'; lists of int tuples are counted."""
+    pairs = [(0.0, 1.0), (0.0, -1.0)]
+    res = search_mechanism(lambda x, n, rng: list(x + rng.laplace(0, 1.0, n)), pairs, 4_000, rng=0,
+                           claim=Claim.dp(1.0), outputs=ClassifierOutputs("logistic"))
+    assert res.outputs == "classifier" and res.verdict == "consistent"
+    auto = search_mechanism(lambda x, n, rng: list(x + rng.laplace(0, 1.0, n)), pairs, 2_000, rng=0)
+    assert auto.outputs == "classifier"
+    tup = search_mechanism(lambda b, n, rng: [(int(b), int(v)) for v in rng.integers(0, 2, n)], [(0, 1)], 1_000, rng=0)
+    assert tup.outputs == "counts" and tup.audit.epsilon_lower_bound > 3  # the first coordinate is the input
+
+
+def test_no_claim_reports_bounds():
+    res = search_mechanism(rr4, rr_pairs(), 5_000, rng=0, certify_top=2)
+    assert res.verdict == "no claim" and res.certified == 2
+    assert 0 < res.audit.epsilon_lower_bound < 1
+
+
+# --------------------------------------------------------------------------------------
+# bad input: a clear ValueError naming the argument
+# --------------------------------------------------------------------------------------
+
+
+def test_bad_input_names_the_argument():
+    pairs = list(count_vectors(2, 1))
+    with pytest.raises(ValueError, match="certify_top"):
+        search_mechanism(laplace_rnm, pairs, 1_000, certify_top=0)
+    with pytest.raises(ValueError, match="pilot_fraction"):
+        search_mechanism(laplace_rnm, pairs, 1_000, pilot_fraction=1.5)
+    with pytest.raises(ValueError, match="trials"):
+        search_mechanism(laplace_rnm, pairs, 10)
+    with pytest.raises(ValueError, match="neighbours must yield"):
+        search_mechanism(laplace_rnm, iter([1, 2, 3]), 1_000)
+    with pytest.raises(ValueError, match="neighbours must yield"):
+        search_mechanism(laplace_rnm, [([0, 1], [1, 1], [2, 1])], 1_000)
+    with pytest.raises(ValueError, match="neighbours yielded no pair"):
+        search_mechanism(laplace_rnm, [], 1_000)
+    with pytest.raises(ValueError, match="neighbours must be an iterable"):
+        search_mechanism(laplace_rnm, 5, 1_000)
+    with pytest.raises(ValueError, match="mechanism .*must return 200 outputs"):
+        search_mechanism(lambda c, n, rng: np.zeros(n + 1, dtype=int), pairs, 1_000)
+    with pytest.raises(ValueError, match="mechanism on pair 0's dataset must return"):
+        search_mechanism(lambda c, n, rng: None, pairs, 1_000)
+    with pytest.raises(ValueError, match="mechanism returned NaN"):
+        search_mechanism(lambda c, n, rng: np.full(n, np.nan), pairs, 1_000)
+    with pytest.raises(ValueError, match="real-valued"):
+        search_mechanism(lambda c, n, rng: rng.random(n), pairs, 1_000, outputs="counts")
+    with pytest.raises(ValueError, match="outputs must be"):
+        search_mechanism(laplace_rnm, pairs, 1_000, outputs="bins")
+    with pytest.raises(ValueError, match="claim must be"):
+        search_mechanism(laplace_rnm, pairs, 1_000, claim=1.0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        search_mechanism(laplace_rnm, pairs, 1_000, n_jobs=0)
+
+
+def test_readme_find_the_worst_case_snippet_runs(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    code = readme.split("### Find the worst case", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "verdict: violation" in out and "witness: pair" in out
+
+
+def test_rdp_curve_claim_sets_the_orders():
+    """An RDP-curve claim: orders = its own plus the default grid up to its largest order."""
+    claim = Claim.rdp([2.0, 8.0], [0.25, 1.0])  # Gaussian RNM with sigma 2 is alpha/8-RDP: holds
+    res = search_mechanism(gaussian_rnm, count_vectors(2, 1), 4_000, rng=0, claim=claim, certify_top=2)
+    assert res.orders.max() == 8.0 and 2.0 in res.orders and res.verdict == "consistent"
+
+
+def test_audit_mechanism_counts_integer_vector_rows():
+    from ppaudit.blackbox import audit_mechanism
+
+    res = audit_mechanism(lambda b, n, rng: np.stack([np.full(n, b), rng.integers(0, 2, n)], axis=1), 0, 1, 1_000,
+                          [2.0], rng=0)
+    assert set(res.outputs) == {(0, 0), (0, 1), (1, 0), (1, 1)}
