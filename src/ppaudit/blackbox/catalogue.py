@@ -51,6 +51,7 @@ __all__ = [
     "grid_view",
     "laplace_mechanism",
     "noisy_histogram",
+    "position_value_view",
     "report_noisy_max",
     "sparse_vector",
     "svt_true_epsilon",
@@ -267,6 +268,30 @@ def grid_view(mechanism: Callable, width: float, clip: tuple[int, int] | None = 
     return viewed
 
 
+def position_value_view(mechanism: Callable, width: float, clip: tuple[int, int]) -> Callable:
+    """``view ∘ M`` for an ``(n, 2)`` output (position, value or NaN): the position kept, the value rounded.
+
+    The value is rounded down to multiples of ``width`` and clipped to the cells ``[lo, hi]``;
+    NaN (no value) is its own cell. A fixed post-processing (see :func:`grid_view`). Used for
+    Lyu et al.'s Alg. 3, whose output is the position of the first ⊤ and its noisy answer.
+    """
+    w = float(width)
+    lo, hi = int(clip[0]), int(clip[1])
+    if not (w > 0 and math.isfinite(w)) or lo > hi:
+        raise ValueError(f"need width > 0 and clip lo <= hi, got width={width!r}, clip={clip!r}")
+    span = hi - lo + 2
+
+    def viewed(data, n, rng):
+        x = np.asarray(mechanism(data, n, rng), dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != 2:
+            raise ValueError(f"position_value_view needs (n, 2) outputs, got shape {x.shape}")
+        val = x[:, 1]
+        cell = np.where(np.isnan(val), hi + 1, np.clip(np.floor(np.nan_to_num(val) / w), lo, hi)).astype(np.int64) - lo
+        return x[:, 0].astype(np.int64) * span + cell
+
+    return viewed
+
+
 def float_lattice_view(mechanism: Callable, bits: int = 53) -> Callable:
     """``view ∘ M`` for a floating-point sampler: the binade of the output and whether it lies on the ``2^-bits`` lattice.
 
@@ -331,8 +356,12 @@ class BenchmarkCase:
 
     @property
     def buggy(self) -> bool:
-        """True iff the case has a bug (its claim is false)."""
-        return bool(self.bug)
+        """True iff the claim is false: a bug whose true ε exceeds the claim (or is unknown).
+
+        ``histogram_eps`` (noise ``Lap(ε₀)``) is only buggy for ε₀ < 1: at ε₀ ≥ 1 its true ε
+        ``1/ε₀`` meets the claim.
+        """
+        return bool(self.bug) and not (self.true_epsilon <= self.claim_epsilon)
 
 
 def _pairs_query_answers(length: int):
@@ -341,14 +370,15 @@ def _pairs_query_answers(length: int):
     return lambda: query_answers(length, 1.0)
 
 
-def _pairs_count_vectors(length: int):
-    from .neighbours import count_vectors
+def _pairs_count_vectors(length: int, sample: int):
+    from .neighbours import count_vectors, random_pairs
 
-    return lambda: count_vectors(length, 1)
+    # every pair moves one count by one, so a fixed uniform sample covers the adjacency
+    return lambda: random_pairs(count_vectors(length, 1), sample, rng=0)
 
 
 def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_queries: int = 10,
-                    svt_cutoff: int = 1, svt_threshold: float = 1.0) -> list[BenchmarkCase]:
+                    svt_cutoff: int = 1, svt_threshold: float = 1.0, histogram_pairs: int = 8) -> list[BenchmarkCase]:
     """The cases of the module table at claimed ε₀ = ``epsilon`` (DP-Sniper's settings by default).
 
     Args:
@@ -357,6 +387,8 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
         svt_queries: number of SVT queries (DP-Sniper: 10).
         svt_cutoff: SVT's ``c`` (DP-Sniper: 1).
         svt_threshold: SVT's threshold ``T`` (DP-Sniper: 1, 0.5 for Alg. 1).
+        histogram_pairs: the histogram cases search a fixed uniform sample of this many of the
+            ``m·2^(m−1)`` pairs of ``count_vectors(m, 1)`` (each moves one count by one).
 
     Raises:
         ValueError: on ε₀ ≤ 0 or sizes < 1.
@@ -364,9 +396,9 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     e = float(epsilon)
     if not (e > 0 and math.isfinite(e)):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    m, k, c = int(queries), int(svt_queries), int(svt_cutoff)
-    if min(m, k, c) < 1:
-        raise ValueError("queries, svt_queries and svt_cutoff must be >= 1")
+    m, k, c, histogram_pairs = int(queries), int(svt_queries), int(svt_cutoff), int(histogram_pairs)
+    if min(m, k, c, histogram_pairs) < 1:
+        raise ValueError("queries, svt_queries, svt_cutoff and histogram_pairs must be >= 1")
     ding = "Ding et al. 2018 (StatDP)"
     lyu = "Lyu, Su & Li 2017, Fig. 1"
     scalar = "a scalar query of sensitivity 1 (answers 1 vs 0 or 2)"
@@ -392,10 +424,10 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     hist_view = "each noisy count rounded down to an integer, clipped to [-1, 2] (4^m cells)"
     add("histogram", "noisy histogram", f"{ding}, Alg. 9", "", noisy_histogram(1.0 / e),
         lambda f: grid_view(f, 1.0, (-1, 2)), hist_view, e,
-        "Dwork & Roth 2014, Prop. 3.4 (histogram queries)", _pairs_count_vectors(m), hist_adj, ("histogram", "NoisyHist1"))
+        "Dwork & Roth 2014, Prop. 3.4 (histogram queries)", _pairs_count_vectors(m, histogram_pairs), hist_adj, ("histogram", "NoisyHist1"))
     add("histogram_eps", "noisy histogram", f"{ding}, Alg. 10", "Laplace scale ε instead of 1/ε", noisy_histogram(e),
         lambda f: grid_view(f, 1.0, (-1, 2)), hist_view, 1.0 / e,
-        "Lap(ε) on a sensitivity-1 count: (1/ε)-DP", _pairs_count_vectors(m), hist_adj, ("histogram_eps", "NoisyHist2"))
+        "Lap(ε) on a sensitivity-1 count: (1/ε)-DP", _pairs_count_vectors(m, histogram_pairs), hist_adj, ("histogram_eps", "NoisyHist2"))
     add("rnm_laplace", "report-noisy-max", f"{ding}, Alg. 5", "", report_noisy_max(e, "laplace", "index"), None, "", e,
         "Dwork & Roth 2014, Claim 3.9 (scale 2/ε for answers that each move by 1)", _pairs_query_answers(m), linf,
         ("noisy_max_v1a", "ReportNoisyMax1"))
@@ -417,8 +449,9 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     for alg in range(1, 7):
         thr = 0.5 if alg == 1 else svt_threshold  # DP-Sniper's settings (exp_default.py)
         mech = sparse_vector(alg, e, c, thr)
-        view_fn = (lambda f: grid_view(f, 2.0 * c / (0.5 * e))) if alg == 3 else None
-        view = f"noisy answer rounded to multiples of {2.0 * c / (0.5 * e):g}" if alg == 3 else ""
+        view_fn = (lambda f: position_value_view(f, c / e, (-3, 3))) if alg == 3 else None
+        view = (f"position of the first ⊤ and its noisy answer rounded to multiples of {c / e:g} "
+                f"(half its noise scale), clipped to [{-3 * c / e:g}, {4 * c / e:g})") if alg == 3 else ""
         add(f"svt{alg}", "sparse vector technique", f"{lyu}, Alg. {alg}", svt_bugs[alg], mech, view_fn, view,
             svt_true_epsilon(alg, e, c), "Lyu et al. 2017, Table 1", _pairs_query_answers(k), svt_adj,
             (statdp_svt[alg], f"SparseVectorTechnique{alg}"))
