@@ -51,4 +51,4 @@ def test_blackbox_benchmark_files_and_columns(tiny_run):
     assert svt5["flagged"].all() and svt5["witness"].str.contains(" vs ").all()
     plotted = pd.read_csv(out / "blackbox_benchmark_plot.csv")
     assert set(plotted["panel"]) == {"verdict_rate", "epsilon_lower_bound"}
-    assert (tiny_run / "logs" / "blackbox_benchmark" / "blackbox_benchmark.log").stat().st_size > 0
+    assert (tiny_run / "logs" / "run_blackbox_benchmark" / "blackbox_benchmark.log").stat().st_size > 0

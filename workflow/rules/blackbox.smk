@@ -10,9 +10,9 @@
 #   results/blackbox/blackbox_benchmark.pdf|png    verdict rates against the bars; ε lower bounds beside the peers'
 
 
-rule blackbox_benchmark:
+rule run_blackbox_benchmark:
     output:
-        **figure_outputs("blackbox_benchmark"),
+        **figure_outputs("run_blackbox_benchmark"),
     params:
         **config_params(
             ("blackbox_benchmark",), "settings", "seeds", "confidence", "slack_level", "cases",
@@ -20,9 +20,9 @@ rule blackbox_benchmark:
         ),
         seed=get_config("seed"),
     log:
-        "logs/blackbox_benchmark/blackbox_benchmark.log",
+        "logs/run_blackbox_benchmark/blackbox_benchmark.log",
     benchmark:
-        "benchmarks/blackbox_benchmark/blackbox_benchmark.tsv"
+        "benchmarks/run_blackbox_benchmark/blackbox_benchmark.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -30,4 +30,4 @@ rule blackbox_benchmark:
     conda:
         "../../envs/plot.yaml"
     script:
-        "../scripts/blackbox_benchmark.py"
+        "../scripts/run_blackbox_benchmark.py"

@@ -1,4 +1,4 @@
-"""Snakemake script of rule blackbox_benchmark: StatDP's and DP-Sniper's mechanisms through our search (table + figure).
+"""Snakemake script of rule run_blackbox_benchmark: StatDP's and DP-Sniper's mechanisms through our search (table + figure).
 
 Params: settings (list of {epsilon, trials}), seeds, confidence, slack_level, cases (empty = all),
 pilot_fraction, certify_top, seed. Outputs: ``csv`` (one row per ε0 and mechanism, with the peers'
@@ -8,7 +8,7 @@ published values and their sources), ``runs`` (one row per seed), ``plotted`` (e
 
 import _ppaudit_path
 
-log = _ppaudit_path.log_to_file(snakemake.log[0], "blackbox_benchmark")  # noqa: F821
+log = _ppaudit_path.log_to_file(snakemake.log[0], "run_blackbox_benchmark")  # noqa: F821
 
 import matplotlib  # noqa: E402
 
@@ -21,7 +21,7 @@ from ppaudit.selfcheck import false_alarm_limit  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 out = snakemake.output  # noqa: F821
-seed = int(job_seed_sequence(p.seed, "blackbox", "blackbox_benchmark").generate_state(1)[0])
+seed = int(job_seed_sequence(p.seed, "blackbox", "run_blackbox_benchmark").generate_state(1)[0])
 settings = [{"epsilon": float(s["epsilon"]), "trials": int(s["trials"])} for s in p.settings]
 log.info("black-box benchmark: settings %s, %s seeds, confidence %s, seed %s", settings, p.seeds, p.confidence, seed)
 res = run_blackbox_benchmark(settings, p.seeds, confidence=p.confidence, seed=seed, cases=list(p.cases) or None,
