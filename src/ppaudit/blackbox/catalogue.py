@@ -4,21 +4,16 @@ Each is written from the pseudo-code of the paper that introduced it and is cite
 docstring; all take the black-box signature of :mod:`ppaudit.blackbox.mechanism`,
 ``mechanism(data, n, rng) -> n outputs``, vectorised over the ``n`` draws:
 
-=================================  ===============================================  ==============
-case                               mechanism (source)                                true ε (claim ε₀)
-=================================  ===============================================  ==============
-laplace                            Laplace mechanism, scale 1/ε₀ (Dwork et al. 2006)  ε₀
-laplace_float                      the same with a textbook inverse-CDF sampler in    > 0.25 (DP-Sniper
-                                   floating point (Mironov 2012; Bichsel et al. 2021) §6: "not even 0.25")
-histogram                          noisy histogram, Lap(1/ε₀) (Ding et al. Alg. 9)    ε₀
-histogram_eps                      Lap(ε₀) instead of Lap(1/ε₀) (Ding et al. Alg. 10) 1/ε₀
-rnm_laplace                        report-noisy-max index, Lap(2/ε₀) (Alg. 5)        ε₀
-rnm_exponential                    report-noisy-max index, Exp(2/ε₀) (Alg. 6)        ε₀
-rnm_laplace_value                  returns the noisy max *value* (Alg. 7)            mε₀/2
-rnm_exponential_value              returns the noisy max *value* (Alg. 8)            ∞
-svt1 … svt6                        Lyu et al. 2017, Algs. 1–6                        ε₀, ε₀, ∞, (1+6c)ε₀/4,
-                                                                                     ∞, ∞ (Lyu Table 1)
-=================================  ===============================================  ==============
+* ``laplace`` — the Laplace mechanism, scale 1/ε₀ (Dwork et al. 2006): ε₀.
+* ``laplace_float`` — the same with the textbook inverse-CDF sampler in floating point:
+  not DP for any ε (Mironov 2012); DP-Sniper (Bichsel et al. 2021): "not even 0.25-DP".
+* ``histogram`` / ``histogram_eps`` — a noisy histogram with ``Lap(1/ε₀)`` (Ding et al. Alg. 9):
+  ε₀; with ``Lap(ε₀)`` (Alg. 10): ``1/ε₀`` (a bug only for ε₀ < 1).
+* ``rnm_laplace`` / ``rnm_exponential`` — report-noisy-max returning the index, noise of scale
+  2/ε₀ (Algs. 5, 6): ε₀.
+* ``rnm_laplace_value`` / ``rnm_exponential_value`` — returning the noisy maximum *value*
+  (Algs. 7, 8): ``mε₀/2`` and ∞.
+* ``svt1`` … ``svt6`` — Lyu et al. 2017, Algs. 1–6: ε₀, ε₀, ∞, ``(1+6c)ε₀/4``, ∞, ∞ (their Table 1).
 
 "Ding et al." is Ding, Wang, Wang, Zhang & Kifer 2018, *Detecting violations of differential
 privacy* (CCS; StatDP), whose algorithm numbers DP-Sniper (Bichsel, Steffen, Bogunovic &
@@ -91,7 +86,7 @@ def float_laplace_mechanism(epsilon: float, sensitivity: float = 1.0) -> Callabl
     Laplace distribution sampled by inversion). Mironov 2012 (*On significance of the least
     significant bits for differential privacy*, CCS) shows that the set of doubles this can
     output depends on ``f(D)``, so it is not ε-DP for any ε; DP-Sniper (Bichsel et al. 2021,
-    §6.3, ε₀ = 0.1) reports it "is not even 0.25-DP" (ε lower bound 0.252 from bit-pattern
+    ε₀ = 0.1) reports it "is not even 0.25-DP" (ε lower bound 0.252 from bit-pattern
     features).
     """
     scale = float(sensitivity) / float(epsilon)
@@ -300,7 +295,7 @@ def float_lattice_view(mechanism: Callable, bits: int = 53) -> Callable:
     ``f(D) = 1`` every output in ``(0, 1/2)`` is a multiple of ``2^-53`` (Sterbenz), for ``f(D) =
     0`` almost none is. Output: ``(⌊log2|x|⌋ clipped to [−8, 8], sign, on-lattice)`` as an int code.
     This is a domain-aware feature — DP-Sniper feeds the 64 bits of the double to its classifier
-    for the same reason (Bichsel et al. 2021, §6.3).
+    for the same reason (Bichsel et al. 2021).
     """
     scale = float(2.0**bits)
 
@@ -416,7 +411,7 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     add("laplace", "Laplace mechanism", "Dwork et al. 2006; Dwork & Roth 2014, Def. 3.3", "", lap,
         lambda f: grid_view(f, 0.5 / e), f"rounded to multiples of {0.5 / e:g}", e, "Dwork & Roth 2014, Thm 3.6",
         _pairs_query_answers(1), scalar, ("", "LaplaceMechanism"))
-    add("laplace_float", "Laplace mechanism", "Mironov 2012; Bichsel et al. 2021, §6.3 (textbook inverse-CDF sampler)",
+    add("laplace_float", "Laplace mechanism", "Mironov 2012; Bichsel et al. 2021 (textbook inverse-CDF sampler)",
         "floating-point inverse-CDF Laplace sampler (support depends on the input)", float_laplace_mechanism(e),
         float_lattice_view, "binade, sign and whether the double lies on the 2^-53 lattice", math.inf,
         "Mironov 2012 (not DP for any ε); Bichsel et al. 2021: > 0.25", _pairs_query_answers(1), scalar,
@@ -424,7 +419,7 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     hist_view = "each noisy count rounded down to an integer, clipped to [-1, 2] (4^m cells)"
     add("histogram", "noisy histogram", f"{ding}, Alg. 9", "", noisy_histogram(1.0 / e),
         lambda f: grid_view(f, 1.0, (-1, 2)), hist_view, e,
-        "Dwork & Roth 2014, Prop. 3.4 (histogram queries)", _pairs_count_vectors(m, histogram_pairs), hist_adj, ("histogram", "NoisyHist1"))
+        "Dwork & Roth 2014, Thm 3.6 (a histogram has sensitivity 1)", _pairs_count_vectors(m, histogram_pairs), hist_adj, ("histogram", "NoisyHist1"))
     add("histogram_eps", "noisy histogram", f"{ding}, Alg. 10", "Laplace scale ε instead of 1/ε", noisy_histogram(e),
         lambda f: grid_view(f, 1.0, (-1, 2)), hist_view, 1.0 / e,
         "Lap(ε) on a sensitivity-1 count: (1/ε)-DP", _pairs_count_vectors(m, histogram_pairs), hist_adj, ("histogram_eps", "NoisyHist2"))
@@ -432,7 +427,7 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
         "Dwork & Roth 2014, Claim 3.9 (scale 2/ε for answers that each move by 1)", _pairs_query_answers(m), linf,
         ("noisy_max_v1a", "ReportNoisyMax1"))
     add("rnm_exponential", "report-noisy-max", f"{ding}, Alg. 6", "", report_noisy_max(e, "exponential", "index"), None,
-        "", e, "Ding et al. 2018, §6 (exponential noise of scale 2/ε)", _pairs_query_answers(m), linf,
+        "", e, "Ding et al. 2018, Alg. 6 (exponential noise of scale 2/ε)", _pairs_query_answers(m), linf,
         ("noisy_max_v2a", "ReportNoisyMax2"))
     add("rnm_laplace_value", "report-noisy-max", f"{ding}, Alg. 7", "returns the noisy maximum value, not its index",
         report_noisy_max(e, "laplace", "value"), lambda f: grid_view(f, w_value), f"rounded to multiples of {w_value:g}",

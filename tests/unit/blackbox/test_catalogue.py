@@ -105,7 +105,7 @@ def test_svt1_matches_closed_form_and_is_eps_dp():
         worst = max(worst, np.max(np.abs(np.log(pa) - np.log(pb))))
         freq = np.bincount(_first_top(mech(a, N, rng), m), minlength=m + 1) / N
         np.testing.assert_allclose(freq, pa, atol=4e-3)
-    assert 0.1 * EPS < worst <= EPS + 1e-9  # Lyu et al. 2017, Thm 2
+    assert 0.1 * EPS < worst <= EPS + 1e-9  # Lyu et al. 2017: Alg. 1 is ε-DP
 
 
 def test_svt4_exceeds_its_claim_in_closed_form():
