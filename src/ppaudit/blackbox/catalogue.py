@@ -122,8 +122,7 @@ def report_noisy_max(epsilon: float, noise: str = "laplace", output: str = "inde
     """Report-noisy-max over ``m`` sensitivity-1 queries with noise of scale ``2/ε``.
 
     Ding et al. 2018: Alg. 5 (Laplace, index), Alg. 6 (exponential, index) — both ε-DP for
-    answers that each move by ≤ 1 (Dwork & Roth 2014, Claim 3.9 with scale 2Δ/ε; Ding et al.
-    §6) — and the buggy Algs. 7 / 8 that return the noisy maximum *value* instead of its
+    answers that each move by ≤ 1 (Dwork & Roth 2014, Claim 3.9 with scale 2Δ/ε) — and the buggy Algs. 7 / 8 that return the noisy maximum *value* instead of its
     index: with Laplace noise ``mε/2``-DP (the lower tail of the maximum of ``m`` shifted
     Laplace variables, each ratio ``e^{ε/2}``), with exponential noise not ε'-DP for any ε'
     (the support of the maximum moves with the answers).
