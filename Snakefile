@@ -23,6 +23,7 @@ include: "workflow/rules/wang2022.smk"
 include: "workflow/rules/labeldp.smk"
 include: "workflow/rules/worstcase.smk"
 include: "workflow/rules/selfcheck.smk"
+include: "workflow/rules/blackbox.smk"
 include: "workflow/rules/report.smk"
 
 

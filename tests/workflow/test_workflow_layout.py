@@ -22,7 +22,7 @@ SCRIPTS = REPO / "workflow" / "scripts"
 # Stages converted to the layout (their rule files and their sections of common.smk).
 CONVERTED = (
     "labeldp.smk", "prompts.smk", "download.smk", "features.smk", "report.smk", "wang2022.smk",
-    "synthetic.smk", "pate_capc.smk", "knn.smk",
+    "synthetic.smk", "pate_capc.smk", "knn.smk", "blackbox.smk",
 )  # fmt: skip
 # Rules whose scripts keep an old name (none left: every stage is converted). Never add one.
 NOT_YET_RENAMED: set[str] = set()
