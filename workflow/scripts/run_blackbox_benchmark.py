@@ -15,6 +15,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 
 from ppaudit.experiments.blackbox_benchmark import run_blackbox_benchmark  # noqa: E402
+from ppaudit.io import save_figure, write_csv  # noqa: E402
 from ppaudit.plots.blackbox import plot_blackbox_benchmark  # noqa: E402
 from ppaudit.rng import job_seed_sequence  # noqa: E402
 from ppaudit.selfcheck import false_alarm_limit  # noqa: E402
@@ -27,11 +28,11 @@ log.info("black-box benchmark: settings %s, %s seeds, confidence %s, seed %s", s
 res = run_blackbox_benchmark(settings, p.seeds, confidence=p.confidence, seed=seed, cases=list(p.cases) or None,
                              slack_level=p.slack_level,
                              search_options={"pilot_fraction": p.pilot_fraction, "certify_top": p.certify_top})
-res.table.to_csv(out.csv, index=False)
-res.runs.to_csv(out.runs, index=False)
+write_csv(res.table, out.csv)
+write_csv(res.runs, out.runs)
 bar = false_alarm_limit(p.seeds, 1.0 - p.confidence, p.slack_level) / p.seeds
 fig, plotted = plot_blackbox_benchmark(res.table, false_alarm_bar=bar)
-plotted.to_csv(out.plotted, index=False)
-fig.savefig(out.pdf)
-fig.savefig(out.png, dpi=150)
+write_csv(plotted, out.plotted)
+save_figure(fig, out.pdf)
+save_figure(fig, out.png)
 log.info("wall time %.1f s; all bars met: %s\n%s", res.seconds, res.passed, res.table.to_string(index=False))
