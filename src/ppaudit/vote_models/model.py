@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_positive_int
+from . import tables as _tables
 
 __all__ = [
     "NeighbouringVoteModel",
@@ -21,6 +22,12 @@ __all__ = [
 QUADRATURE_ABS_ERROR = 1e-12
 
 _CHUNK_ELEMENTS = 1 << 22
+
+#: Rows per sub-chunk of the table-driven group sampler on the CPU: numpy's per-step int64
+#: vectors stay in the cache; torch-cpu's sub-chunks are larger (each torch op has a fixed
+#: cost, and a parallel one waits for every thread).
+_TABLE_ROWS = 1 << 15
+_TABLE_ROWS_TORCH_CPU = 1 << 17
 
 
 
@@ -115,6 +122,41 @@ class NeighbouringVoteModel:
         return cov + mult_cov(1, self._last(which))
 
     # -- sampling
+    def _chain_tables(self) -> list:
+        """Per group of ``n_g > 1`` voters: its :class:`~ppaudit.vote_models.tables.ChainTable`
+        (``None`` above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters), built once
+        per model and shared by ``S`` and ``S'``."""
+        key = ("chains", _tables.TABLE_MAX_COUNT)
+        if key not in self._cache:
+            _, multi_counts, multi_probs = self._split_groups()
+            self._cache[key] = [
+                _tables.chain_table(p, int(cnt)) if cnt <= _tables.TABLE_MAX_COUNT else None
+                for cnt, p in zip(multi_counts, multi_probs)
+            ]
+        return self._cache[key]
+
+    def sampler_total_variation(self, which: str = "S") -> float:
+        """Certified total variation between one histogram drawn by :meth:`sample` /
+        :meth:`sample_torch` and the exact law of ``H_S`` (or ``H_S'``), per trial.
+
+        The groups drawn from inverse-CDF tables contribute their
+        :attr:`~ppaudit.vote_models.tables.ChainTable.tv_bound`; the single voters, drawn by
+        inverse CDF of a float64 uniform on a float64 CDF, ``(s − 1)(s + 2)·2^-53`` each
+        (``s`` classes: every CDF entry within ``(s + 1)·2^-53`` of the exact one after the
+        cumulative sum, and the uniform on the ``2^-53`` grid). A group above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters is drawn by numpy's or
+        torch's binomial sampler and counted as exact. ``T`` trials per side are within
+        ``T·τ`` of the exact law of their counts: ``confidence − T·(τ_S + τ_S')`` is the
+        confidence left (:func:`ppaudit.audit.per_query.audit_query`).
+        """
+        self._last(which)
+        tv = sum(t.tv_bound for t in self._chain_tables() if t is not None)
+        singles, _, _ = self._split_groups()
+        cats = np.concatenate([singles, self._last(which)[None]], axis=0)
+        cats = cats[~(cats.max(axis=1) == 1.0)]
+        s = (cats > 0).sum(axis=1).astype(np.float64)
+        return float(tv + np.sum((s - 1) * (s + 2)) * 2.0**-53)
+
     def _split_groups(self):
         key = "split"
         if key not in self._cache:
@@ -132,7 +174,9 @@ class NeighbouringVoteModel:
         Single voters (CaPC's teachers) are drawn together by inverse CDF on an ``(n, m)``
         matrix of uniforms and counted per row with one ``bincount``; groups of ``n_g > 1``
         identical voters (PATE's ``Mult(k−1, P_q)``) by ``Generator.multinomial`` on the
-        classes of positive probability. Memory is bounded by chunking over rows.
+        classes of positive probability, through the inverse-CDF tables of the chain of
+        conditional binomials (:mod:`ppaudit.vote_models.tables`; within
+        :meth:`sampler_total_variation` of the exact law). Memory is bounded by chunking over rows.
         """
         n = check_positive_int(n, "n", minimum=0)
         c = self.num_classes
@@ -144,10 +188,13 @@ class NeighbouringVoteModel:
         cats = cats[random_rows]
         out = np.empty((n, c), dtype=np.int64)
         out[:] = fixed
-        for cnt, p in zip(multi_counts, multi_probs):
+        for cnt, p, table in zip(multi_counts, multi_probs, self._chain_tables()):
             support = np.flatnonzero(p > 0)
             if support.size == 1:
                 out[:, support[0]] += cnt
+            elif table is not None:
+                for a in range(0, n, _TABLE_ROWS):
+                    table.sample(rng, out[a : a + _TABLE_ROWS])
             else:
                 out[:, support] += rng.multinomial(int(cnt), p[support] / p[support].sum(), size=n)
         m = cats.shape[0]
@@ -168,7 +215,9 @@ class NeighbouringVoteModel:
         The torch twin of :meth:`sample` (same law, another random stream; issue 17): groups
         of ``n_g > 1`` identical voters ``Mult(n_g, P_g)`` by the chain of conditional
         binomials ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))``
-        over the classes of positive probability; single voters by inverse CDF of float64
+        over the classes of positive probability, each drawn from its inverse-CDF table
+        (:mod:`ppaudit.vote_models.tables`, the same tables as :meth:`sample`; ``torch.binomial``
+        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); single voters by inverse CDF of float64
         uniforms on the same CDF as :meth:`sample` (``searchsorted``), counted with
         ``scatter_add``. Memory is bounded by sub-chunks of ``2^22 / m`` rows.
 
@@ -196,10 +245,15 @@ class NeighbouringVoteModel:
         fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
         cats = cats[random_rows]
         out = torch.as_tensor(fixed, dtype=torch.float32, device=dev).expand(n, c).clone()
-        for cnt, p in zip(multi_counts, multi_probs):
+        for cnt, p, table in zip(multi_counts, multi_probs, self._chain_tables()):
             support = np.flatnonzero(p > 0)
             if support.size == 1:
                 out[:, support[0]] += float(cnt)
+                continue
+            if table is not None:
+                step = max(1, _TABLE_ROWS_TORCH_CPU if dev.type == "cpu" else n)
+                for a in range(0, n, step):
+                    table.sample_torch(generator, out[a : a + step])
                 continue
             q = p[support] / p[support].sum()
             tail = np.concatenate([np.cumsum(q[::-1])[::-1][1:], [0.0]])  # P(class > j) within the support
