@@ -122,18 +122,35 @@ class NeighbouringVoteModel:
         return cov + mult_cov(1, self._last(which))
 
     # -- sampling
-    def _chain_tables(self) -> list:
-        """Per group of ``n_g > 1`` voters: its :class:`~ppaudit.vote_models.tables.ChainTable`
-        (``None`` above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters), built once
-        per model and shared by ``S`` and ``S'``."""
-        key = ("chains", _tables.TABLE_MAX_COUNT)
+    def _plan(self):
+        """How the random voters are drawn (cached per model, shared by ``S`` and ``S'``):
+        ``(chains, blocks)`` — per group of ``n_g > 1`` voters its
+        :class:`~ppaudit.vote_models.tables.ChainTable` (``None``: the group is in a block, or
+        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters and drawn per draw), and
+        the :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
+        single voters except the differing one, and groups of at most
+        :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms), each block's joint
+        law in one table. The differing voter stays a single draw, so both sides share the plan."""
+        key = ("plan", _tables.TABLE_MAX_COUNT, _tables.BLOCK_MAX_SUPPORT)
         if key not in self._cache:
-            _, multi_counts, multi_probs = self._split_groups()
-            self._cache[key] = [
-                _tables.chain_table(p, int(cnt)) if cnt <= _tables.TABLE_MAX_COUNT else None
-                for cnt, p in zip(multi_counts, multi_probs)
+            singles, multi_counts, multi_probs = self._split_groups()
+            cap = _tables.BLOCK_MAX_SUPPORT
+            small = [cap > 0 and (p > 0).sum() > 1 and _tables.num_outcomes(cnt, p) <= cap for cnt, p in zip(multi_counts, multi_probs)]
+            chains = [
+                _tables.chain_table(p, int(cnt)) if not sm and (p > 0).sum() > 1 and cnt <= _tables.TABLE_MAX_COUNT else None
+                for cnt, p, sm in zip(multi_counts, multi_probs, small)
             ]
+            comps = [(int(cnt), p) for cnt, p, sm in zip(multi_counts, multi_probs, small) if sm]
+            if cap > 0:
+                comps += [(1, p) for p in singles if p.max() < 1.0]
+            comps.sort(key=lambda cp: tuple((cp[1] > 0).astype(int)[::-1]))  # similar supports side by side
+            blocks = _tables.block_tables(comps, cap) if comps else []
+            self._cache[key] = (chains, small, blocks)
         return self._cache[key]
+
+    def _chain_tables(self) -> list:
+        """The chain tables of :meth:`_plan` (``None`` for a group drawn otherwise)."""
+        return self._plan()[0]
 
     def sampler_total_variation(self, which: str = "S") -> float:
         """Certified total variation between one histogram drawn by :meth:`sample` /
@@ -150,12 +167,24 @@ class NeighbouringVoteModel:
         confidence left (:func:`ppaudit.audit.per_query.audit_query`).
         """
         self._last(which)
-        tv = sum(t.tv_bound for t in self._chain_tables() if t is not None)
-        singles, _, _ = self._split_groups()
-        cats = np.concatenate([singles, self._last(which)[None]], axis=0)
-        cats = cats[~(cats.max(axis=1) == 1.0)]
+        chains, _, blocks = self._plan()
+        tv = sum(t.tv_bound for t in chains if t is not None) + sum(b.tv_bound for b in blocks)
+        cats = self._single_draws(which)[1]
         s = (cats > 0).sum(axis=1).astype(np.float64)
         return float(tv + np.sum((s - 1) * (s + 2)) * 2.0**-53)
+
+    def _single_draws(self, which: str):
+        """``(fixed, cats)``: the constant votes plus the deterministic single voters, and the
+        ``(m, C)`` laws of the single voters drawn one by one (those not in a block of :meth:`_plan`)."""
+        singles, _, _ = self._split_groups()
+        in_blocks = self._plan()[2] != []
+        cats = np.concatenate([singles, self._last(which)[None]], axis=0)
+        det = cats.max(axis=1) == 1.0
+        fixed = self.constant + (cats[det] == 1.0).sum(axis=0).astype(np.int64)
+        keep = ~det
+        if in_blocks:
+            keep[: singles.shape[0]] = False  # the random single voters are in the blocks
+        return fixed, cats[keep]
 
     def _split_groups(self):
         key = "split"
@@ -181,15 +210,15 @@ class NeighbouringVoteModel:
         n = check_positive_int(n, "n", minimum=0)
         c = self.num_classes
         last = self._last(which)
-        singles, multi_counts, multi_probs = self._split_groups()
-        cats = np.concatenate([singles, last[None]], axis=0)  # (m, C)
-        random_rows = ~(cats.max(axis=1) == 1.0)
-        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
-        cats = cats[random_rows]
+        _, multi_counts, multi_probs = self._split_groups()
+        chains, in_block, blocks = self._plan()
+        fixed, cats = self._single_draws(which)
         out = np.empty((n, c), dtype=np.int64)
         out[:] = fixed
-        for cnt, p, table in zip(multi_counts, multi_probs, self._chain_tables()):
+        for cnt, p, table, blocked in zip(multi_counts, multi_probs, chains, in_block):
             support = np.flatnonzero(p > 0)
+            if blocked:
+                continue
             if support.size == 1:
                 out[:, support[0]] += cnt
             elif table is not None:
@@ -197,6 +226,9 @@ class NeighbouringVoteModel:
                     table.sample(rng, out[a : a + _TABLE_ROWS])
             else:
                 out[:, support] += rng.multinomial(int(cnt), p[support] / p[support].sum(), size=n)
+        for block in blocks:
+            for a in range(0, n, _TABLE_ROWS):
+                block.sample(rng, out[a : a + _TABLE_ROWS])
         m = cats.shape[0]
         if m:
             cdf = _cdf(cats)[:, :-1]  # (m, C-1)
@@ -239,19 +271,22 @@ class NeighbouringVoteModel:
         dev = generator.device if device is None else torch.device(device)
         c = self.num_classes
         last = self._last(which)
-        singles, multi_counts, multi_probs = self._split_groups()
-        cats = np.concatenate([singles, last[None]], axis=0)
-        random_rows = ~(cats.max(axis=1) == 1.0)
-        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
-        cats = cats[random_rows]
+        _, multi_counts, multi_probs = self._split_groups()
+        chains, in_block, blocks = self._plan()
+        fixed, cats = self._single_draws(which)
         out = torch.as_tensor(fixed, dtype=torch.float32, device=dev).expand(n, c).clone()
-        for cnt, p, table in zip(multi_counts, multi_probs, self._chain_tables()):
+        step = max(1, _TABLE_ROWS_TORCH_CPU if dev.type == "cpu" else n)
+        for block in blocks:
+            for a in range(0, n, step):
+                block.sample_torch(generator, out[a : a + step])
+        for cnt, p, table, blocked in zip(multi_counts, multi_probs, chains, in_block):
             support = np.flatnonzero(p > 0)
+            if blocked:
+                continue
             if support.size == 1:
                 out[:, support[0]] += float(cnt)
                 continue
             if table is not None:
-                step = max(1, _TABLE_ROWS_TORCH_CPU if dev.type == "cpu" else n)
                 for a in range(0, n, step):
                     table.sample_torch(generator, out[a : a + step])
                 continue

@@ -37,11 +37,21 @@ pruning (``effective_confidence = confidence − 2·T·τ``,
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GUIDE_BITS", "TABLE_MAX_COUNT", "ChainTable", "chain_table"]
+__all__ = [
+    "BLOCK_MAX_SUPPORT",
+    "GUIDE_BITS",
+    "TABLE_MAX_COUNT",
+    "BlockTable",
+    "ChainTable",
+    "block_tables",
+    "chain_table",
+    "per_draw_samplers",
+]
 
 #: Groups of more voters than this keep the per-draw samplers (``Generator.multinomial``,
 #: ``torch.binomial``): the tables hold ``n(n + 1)/2`` int64 per step (4 MiB at n = 1024).
@@ -229,3 +239,203 @@ def chain_table(q, n: int) -> ChainTable:
         a.setflags(write=False)
     cols.setflags(write=False)
     return ChainTable(n, cols, bits, tuple(keys), tuple(bases), tuple(guides), tv)
+
+
+# ----------------------------------------------------------------------------- finite blocks
+
+#: Largest support (distinct histograms) of one block of small components (CaPC's single
+#: teachers and small groups of identical ones); 0 turns the blocks off.
+BLOCK_MAX_SUPPORT = 4096
+
+#: ``G`` of the blocks' guide tables.
+BLOCK_GUIDE_BITS = 12
+
+_BLOCK_BITS = 62
+
+
+@dataclass(frozen=True)
+class BlockTable:
+    """The exact joint law of a block of independent small components, as one inverse-CDF table.
+
+    Outcome ``i`` (the block's histogram ``outcomes[i]``) has probability
+    ``(F̂(i) − F̂(i − 1)) / 2^K`` (``K = 62``), drawn by one integer uniform as the chain steps are
+    (guide table, then binary search); the summed histograms of the block are added in one gather.
+
+    Attributes:
+        outcomes: ``(L, C)`` int64 histograms of the block.
+        keys: sorted int64 thresholds ``F̂(i)`` strictly inside ``(0, 2^K)``.
+        lo: outcomes with ``F̂ = 0`` before the first key (``X = searchsorted(keys, U, right) + lo``).
+        guide: int32 ``(2^G,)``: the outcome of every bucket of ``U`` without a threshold, else ``−1``.
+        tv_bound: certified total variation between the table and the block's exact law.
+        size: number of components (voters or groups) in the block.
+    """
+
+    outcomes: np.ndarray
+    keys: np.ndarray
+    lo: int
+    guide: np.ndarray
+    tv_bound: float
+    size: int
+
+    def invert(self, u: np.ndarray) -> np.ndarray:
+        x = self.guide[u >> (_BLOCK_BITS - BLOCK_GUIDE_BITS)].astype(np.int64)
+        miss = np.flatnonzero(x < 0)
+        if miss.size:
+            x[miss] = np.searchsorted(self.keys, u[miss], side="right") + self.lo
+        return x
+
+    def sample(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        """Add ``len(out)`` draws of the block to the int64 histograms ``out`` (numpy)."""
+        out += self.outcomes[self.invert(rng.integers(0, 1 << _BLOCK_BITS, size=out.shape[0], dtype=np.int64))]
+
+    def torch_arrays(self, device):
+        import torch
+
+        cache = self.__dict__.setdefault("_torch", {})
+        key = str(device)
+        if key not in cache:
+            cache[key] = (torch.as_tensor(np.array(self.keys), device=device), torch.as_tensor(np.array(self.guide), device=device),
+                          torch.as_tensor(np.array(self.outcomes), dtype=torch.float32, device=device))
+        return cache[key]
+
+    def invert_torch(self, u):
+        import torch
+
+        keys, guide, _ = self.torch_arrays(u.device)
+        x = guide.index_select(0, torch.bitwise_right_shift(u, _BLOCK_BITS - BLOCK_GUIDE_BITS)).to(torch.int64)
+        miss = torch.nonzero(x < 0).squeeze(1)
+        if miss.numel():
+            x.index_copy_(0, miss, torch.searchsorted(keys, u.index_select(0, miss), right=True).add_(self.lo))
+        return x
+
+    def sample_torch(self, generator, out) -> None:
+        """Add draws of the block to the float32 histograms ``out`` ``(m, C)`` on a torch device."""
+        import torch
+
+        u = torch.empty(out.shape[0], dtype=torch.int64, device=out.device)
+        u.random_(0, 1 << _BLOCK_BITS, generator=generator)
+        out.add_(self.torch_arrays(out.device)[2].index_select(0, self.invert_torch(u)))
+
+
+def _component_law(count: int, p: np.ndarray):
+    """``Mult(count, p)`` as (outcomes ``(L, C)`` int64, probabilities longdouble, relative error bounds)."""
+    c = p.size
+    support = np.flatnonzero(p > 0)
+    q = p[support].astype(np.longdouble)
+    q = q / q.sum()
+    s = support.size
+    comps = [xs for xs in _compositions(count, s)]
+    outcomes = np.zeros((len(comps), c), dtype=np.int64)
+    outcomes[:, support] = np.array(comps, dtype=np.int64).reshape(len(comps), s)
+    from math import factorial
+
+    coef = np.array([factorial(count) // np.prod([factorial(int(v)) for v in xs], dtype=object) for xs in comps], dtype=object)
+    probs = np.array([np.longdouble(int(k)) for k in coef], dtype=np.longdouble)
+    probs *= np.prod(q[None, :] ** outcomes[:, support].astype(np.longdouble), axis=1)
+    err = np.full(len(comps), (2 * count + 2 * s + 6) * _U)
+    return outcomes, probs, err
+
+
+def _compositions(n: int, s: int):
+    if s == 1:
+        yield (n,)
+        return
+    for x in range(n + 1):
+        for rest in _compositions(n - x, s - 1):
+            yield (x,) + rest
+
+
+def num_outcomes(count: int, p: np.ndarray) -> int:
+    """Distinct histograms of ``Mult(count, p)``: ``C(count + s − 1, s − 1)``."""
+    from math import comb
+
+    s = int((np.asarray(p) > 0).sum())
+    return comb(int(count) + s - 1, s - 1)
+
+
+def _merge(a, b):
+    oa, pa, ea = a
+    ob, pb, eb = b
+    o = (oa[:, None, :] + ob[None, :, :]).reshape(-1, oa.shape[1])
+    p = (pa[:, None] * pb[None, :]).ravel()
+    e = (ea[:, None] + eb[None, :]).ravel() + _U
+    radix = int(o.sum(axis=1).max()) + 1
+    if radix ** o.shape[1] < 2**62:  # histograms as mixed-radix integers: a 1-D unique
+        weights = radix ** np.arange(o.shape[1], dtype=np.int64)
+        _, first, inv = np.unique(o @ weights, return_index=True, return_inverse=True)
+        uniq = o[first]
+    else:
+        uniq, inv = np.unique(o, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    ps = np.zeros(uniq.shape[0], dtype=np.longdouble)
+    np.add.at(ps, inv, p)
+    es = np.zeros(uniq.shape[0])
+    np.maximum.at(es, inv, e)
+    es += np.bincount(inv, minlength=uniq.shape[0]) * _U  # the sum of the duplicates
+    return uniq, ps, es
+
+
+def block_table(law, size: int) -> BlockTable:
+    """The :class:`BlockTable` of a finite law ``(outcomes, probabilities, relative error bounds)``."""
+    outcomes, p, err = law
+    order = np.argsort(-p.astype(np.float64), kind="stable")  # likeliest first: the CDF nears 1 early
+    outcomes, p, err = outcomes[order], p[order], err[order]
+    p = p / p.sum()
+    err = err + (p.size + 2) * _U  # the normalisation
+    scale = np.longdouble(2.0) ** _BLOCK_BITS
+    lower = np.cumsum(p)
+    upper = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [np.longdouble(0)]])  # P(X > i)
+    f = np.clip(np.where(lower <= upper, lower, 1 - upper), 0, 1)
+    idx = np.arange(p.size)
+    low_err = np.cumsum((err * p).astype(np.float64)) + idx * _U * lower.astype(np.float64)
+    up_err = np.concatenate([np.cumsum((err * p).astype(np.float64)[::-1])[::-1][1:], [0.0]]) + (p.size - idx) * _U * upper.astype(np.float64)
+    fhat = np.rint(f * scale)
+    fhat[-1] = scale
+    dist = np.abs(fhat / scale - f).astype(np.float64) + np.where(lower <= upper, low_err, up_err) + 2 * _U
+    tv = float(dist[:-1].sum())
+    fi = fhat.astype(np.int64)
+    fi[-1] = 1 << _BLOCK_BITS
+    lo = int((fi[:-1] == 0).sum())
+    keys = fi[:-1][(fi[:-1] > 0) & (fi[:-1] < (1 << _BLOCK_BITS))]
+    g = BLOCK_GUIDE_BITS
+    first = np.arange(1 << g, dtype=np.int64) << (_BLOCK_BITS - g)
+    x_first = np.searchsorted(keys, first, side="right") + lo
+    x_last = np.searchsorted(keys, first + ((1 << (_BLOCK_BITS - g)) - 1), side="right") + lo
+    guide = np.where(x_first == x_last, x_first, -1).astype(np.int32)
+    for a in (outcomes, keys, guide):
+        a.setflags(write=False)
+    return BlockTable(outcomes, keys, lo, guide, tv, size)
+
+
+def block_tables(components, max_support: int | None = None) -> list[BlockTable]:
+    """Blocks of the small components ``[(count, p), …]`` (``count`` voters of law ``p``), greedily in
+    the order given, each block's support at most ``max_support`` (default :data:`BLOCK_MAX_SUPPORT`)."""
+    cap = BLOCK_MAX_SUPPORT if max_support is None else int(max_support)
+    blocks, cur, size = [], None, 0
+    for count, p in components:
+        law = _component_law(int(count), np.asarray(p, dtype=np.float64))
+        if cur is not None and cur[0].shape[0] * law[0].shape[0] <= 8 * cap:
+            merged = _merge(cur, law)
+            if merged[0].shape[0] <= cap:
+                cur, size = merged, size + 1
+                continue
+        if cur is not None:
+            blocks.append(block_table(cur, size))
+        cur, size = law, 1
+    if cur is not None:
+        blocks.append(block_table(cur, size))
+    return blocks
+
+
+@contextlib.contextmanager
+def per_draw_samplers():
+    """Inside the block, vote models sample as before issue 29 (``Generator.multinomial`` /
+    ``torch.binomial`` per group, one inverse CDF per single voter): the baseline of
+    ``bench/bench_gpu.py`` and of the tests of the fallback."""
+    global TABLE_MAX_COUNT, BLOCK_MAX_SUPPORT
+    old = TABLE_MAX_COUNT, BLOCK_MAX_SUPPORT
+    TABLE_MAX_COUNT, BLOCK_MAX_SUPPORT = 0, 0
+    try:
+        yield
+    finally:
+        TABLE_MAX_COUNT, BLOCK_MAX_SUPPORT = old

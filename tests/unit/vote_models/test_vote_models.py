@@ -178,7 +178,10 @@ def test_monte_carlo_mixture_agrees_with_certified_enumeration():
     m = vm.pate_vote_model(P, Pp, 40)
     orders = np.array([2.0, 4.0, 16.0])
     cert = vm.certified_mixture_rdp(vm.enumerate_output_distributions(m, 4.0), orders)
-    est = vm.mixture_rdp_estimate(vm.estimate_output_distributions(m, 4.0, 6000, rng=3), orders)
+    # rng is a pin: the order-16 estimator is heavy-tailed, and se < 0.2·rdp fails for about one
+    # seed in five with either histogram sampler (12 seeds: 2 with Generator.multinomial, 3 with
+    # the issue-29 tables). Issue 29 changed the histogram stream and moved the pin from 3 to 9.
+    est = vm.mixture_rdp_estimate(vm.estimate_output_distributions(m, 4.0, 6000, rng=9), orders)
     # Delta-method standard errors; 5 sigma plus the certified width.
     tol = 5 * est["se"] + (cert["rdp_hi"] - cert["rdp_lo"])
     assert np.all(np.abs(est["rdp"] - cert["rdp"]) <= tol), (est, cert)
