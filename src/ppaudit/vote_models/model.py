@@ -124,10 +124,10 @@ class NeighbouringVoteModel:
     # -- sampling
     def _plan(self):
         """How the random voters are drawn (cached per model, shared by ``S`` and ``S'``):
-        ``(chains, blocks)`` — per group of ``n_g > 1`` voters its
+        ``(chains, in_block, blocks)`` — per group of ``n_g > 1`` voters its
         :class:`~ppaudit.vote_models.tables.ChainTable` (``None``: the group is in a block, or
-        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters and drawn per draw), and
-        the :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
+        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters and drawn per draw),
+        per group whether it is in a block, and the :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
         single voters except the differing one, and groups of at most
         :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms), each block's joint
         law in one table. The differing voter stays a single draw, so both sides share the plan."""
@@ -156,8 +156,9 @@ class NeighbouringVoteModel:
         """Certified total variation between one histogram drawn by :meth:`sample` /
         :meth:`sample_torch` and the exact law of ``H_S`` (or ``H_S'``), per trial.
 
-        The groups drawn from inverse-CDF tables contribute their
-        :attr:`~ppaudit.vote_models.tables.ChainTable.tv_bound`; the single voters, drawn by
+        The chains and blocks drawn from inverse-CDF tables contribute their ``tv_bound``
+        (:class:`~ppaudit.vote_models.tables.ChainTable`,
+        :class:`~ppaudit.vote_models.tables.BlockTable`); the single voters drawn one by one, by
         inverse CDF of a float64 uniform on a float64 CDF, ``(s − 1)(s + 2)·2^-53`` each
         (``s`` classes: every CDF entry within ``(s + 1)·2^-53`` of the exact one after the
         cumulative sum, and the uniform on the ``2^-53`` grid). A group above
@@ -200,12 +201,17 @@ class NeighbouringVoteModel:
     def sample(self, rng: np.random.Generator, n: int, which: str = "S") -> np.ndarray:
         """Draw ``n`` histograms ``(n, C)`` (int64) of ``H_S`` or ``H_S'``.
 
-        Single voters (CaPC's teachers) are drawn together by inverse CDF on an ``(n, m)``
-        matrix of uniforms and counted per row with one ``bincount``; groups of ``n_g > 1``
-        identical voters (PATE's ``Mult(k−1, P_q)``) by ``Generator.multinomial`` on the
-        classes of positive probability, through the inverse-CDF tables of the chain of
-        conditional binomials (:mod:`ppaudit.vote_models.tables`; within
-        :meth:`sampler_total_variation` of the exact law). Memory is bounded by chunking over rows.
+        How (issue 29, :meth:`_plan`, :mod:`ppaudit.vote_models.tables`): a group of ``n_g > 1``
+        identical voters with many histograms (PATE's ``Mult(k−1, P_q)``) by the chain of its
+        conditional binomials, each drawn from an exact inverse-CDF table of integer thresholds
+        (``Generator.multinomial`` above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); the small components
+        (CaPC's random single teachers, groups of at most
+        :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms) merged into blocks,
+        each block's exact joint law one table; the differing voter by inverse CDF of a float64
+        uniform (counted per row with one ``bincount``). Within
+        :meth:`sampler_total_variation` of the exact law per histogram. Memory is bounded by
+        chunking over rows.
         """
         n = check_positive_int(n, "n", minimum=0)
         c = self.num_classes
@@ -244,14 +250,14 @@ class NeighbouringVoteModel:
     def sample_torch(self, generator, n: int, which: str = "S", device=None):
         """Draw ``n`` histograms of ``H_S`` / ``H_S'`` on a torch device: ``(n, C)`` float32.
 
-        The torch twin of :meth:`sample` (same law, another random stream; issue 17): groups
-        of ``n_g > 1`` identical voters ``Mult(n_g, P_g)`` by the chain of conditional
-        binomials ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))``
-        over the classes of positive probability, each drawn from its inverse-CDF table
-        (:mod:`ppaudit.vote_models.tables`, the same tables as :meth:`sample`; ``torch.binomial``
-        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); single voters by inverse CDF of float64
-        uniforms on the same CDF as :meth:`sample` (``searchsorted``), counted with
-        ``scatter_add``. Memory is bounded by sub-chunks of ``2^22 / m`` rows.
+        The torch twin of :meth:`sample` (same law, another random stream; issue 17): the same
+        tables (:meth:`_plan`, :mod:`ppaudit.vote_models.tables`) with torch's generator
+        (``torch.binomial`` along the chain of conditional binomials
+        ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))`` above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); the single voters drawn one
+        by one by inverse CDF of float64 uniforms on the same CDF as :meth:`sample`
+        (``searchsorted``), counted with ``scatter_add``. Memory is bounded by sub-chunks of
+        ``2^22 / m`` rows (of ``2^17`` rows for the tables on the CPU).
 
         Args:
             generator: a ``torch.Generator`` on ``device``.

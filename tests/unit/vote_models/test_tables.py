@@ -190,3 +190,69 @@ def test_total_variation_is_certified_small_and_charged_to_sampled_confidence():
     assert res.meta["count_mode"] == "sample"
     assert res.meta["effective_confidence"] == pytest.approx(0.95 - trials * (tv_s + tv_sp), abs=0, rel=1e-12)
     assert res.meta["effective_confidence"] < 0.95
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def _exact_block_law(components):
+    """The exact joint law of independent ``Mult(count, p)`` components: histogram → Fraction."""
+    law = {(0,) * components[0][1].size: Fraction(1)}
+    for count, p in components:
+        q = [Fraction(float(v)) for v in p]
+        total = sum(q)
+        q = [v / total for v in q]
+        comp = {}
+        for xs in product(range(count + 1), repeat=len(q)):
+            if sum(xs) != count or any(x and not qq for x, qq in zip(xs, q)):
+                continue
+            pr = Fraction(factorial(count), int(np.prod([factorial(x) for x in xs])))
+            for x, qq in zip(xs, q):
+                pr *= qq**x
+            comp[xs] = pr
+        new = {}
+        for h, a in law.items():
+            for xs, b in comp.items():
+                key = tuple(u + v for u, v in zip(h, xs))
+                new[key] = new.get(key, Fraction(0)) + a * b
+        law = new
+    return law
+
+
+def test_block_table_is_the_rounded_exact_joint_law_within_the_certified_bound():
+    components = [
+        (1, np.array([0.5, 0.3, 0.2, 0.0])),
+        (1, np.array([0.1, 0.0, 0.6, 0.3])),
+        (3, np.array([0.7, 0.3, 0.0, 0.0])),
+        (1, np.array([1 / 3, 1 / 3, 1 / 3, 0.0])),
+    ]
+    (block,) = tables.block_tables(components, max_support=4096)
+    exact = _exact_block_law(components)
+    assert block.size == 4 and block.outcomes.shape[0] == len(exact)
+    scale = 2**62
+    fhat = np.full(block.outcomes.shape[0], scale, dtype=object)
+    fhat[: block.lo] = 0
+    fhat[block.lo : block.lo + block.keys.size] = [int(v) for v in block.keys]
+    acc, dist = Fraction(0), []
+    for i, h in enumerate(block.outcomes):
+        acc += exact[tuple(int(v) for v in h)]
+        dist.append(abs(Fraction(int(fhat[i]), scale) - acc))
+    assert acc == 1 and dist[-1] == 0
+    assert max(dist) <= Fraction(1, scale)
+    assert 0 < float(sum(dist, Fraction(0))) <= block.tv_bound < 1e-15
+
+
+def test_blocks_split_at_the_support_cap_and_keep_the_law(monkeypatch):
+    rows = np.array([[0.5, 0.5, 0, 0], [0.2, 0.3, 0.5, 0], [0.6, 0.0, 0.4, 0], [0.2, 0.3, 0.5, 0],
+                     [0.1, 0.1, 0.2, 0.6], [0, 0, 0, 1], [0.25, 0.25, 0.25, 0.25], [0.9, 0.1, 0, 0]])
+    model = capc_vote_model(rows, [0.0, 0.0, 0.0, 1.0])
+    monkeypatch.setattr(tables, "BLOCK_MAX_SUPPORT", 12)
+    _, _, blocks = model._plan()
+    assert len(blocks) >= 3 and all(b.outcomes.shape[0] <= 12 for b in blocks)
+    assert sum(b.size for b in blocks) == 5  # after teacher 1: 4 random single teachers, one group of 2 identical ones
+    sigma, trials = 1.0, 400_000
+    enum = enumerate_output_distributions(model, sigma, max_tail_mass=1e-12)
+    for device in ("cpu", "torch-cpu"):
+        for which, law in (("S", enum.p), ("S_prime", enum.q)):
+            c = model_noisy_argmax_counts(model.sampler(which), 4, sigma, trials, rng=5, device=device)
+            assert _gof_pvalue(c, law) > 1e-4, (device, which)
