@@ -127,7 +127,9 @@ class NeighbouringVoteModel:
         ``(chains, in_block, blocks)`` — per group of ``n_g > 1`` voters its
         :class:`~ppaudit.vote_models.tables.ChainTable` (``None``: the group is in a block, or
         above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters and drawn per draw),
-        per group whether it is in a block, and the :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
+        per group whether it is in a block, and the
+        :class:`~ppaudit.vote_models.tables.PackedBlocks` (or ``None``) of the
+        :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
         single voters except the differing one, and groups of at most
         :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms), each block's joint
         law in one table. The differing voter stays a single draw, so both sides share the plan."""
@@ -144,7 +146,7 @@ class NeighbouringVoteModel:
             if cap > 0:
                 comps += [(1, p) for p in singles if p.max() < 1.0]
             comps.sort(key=lambda cp: tuple((cp[1] > 0).astype(int)[::-1]))  # similar supports side by side
-            blocks = _tables.block_tables(comps, cap) if comps else []
+            blocks = _tables.pack_blocks(_tables.block_tables(comps, cap) if comps else [], self.num_classes)
             self._cache[key] = (chains, small, blocks)
         return self._cache[key]
 
@@ -169,7 +171,7 @@ class NeighbouringVoteModel:
         """
         self._last(which)
         chains, _, blocks = self._plan()
-        tv = sum(t.tv_bound for t in chains if t is not None) + sum(b.tv_bound for b in blocks)
+        tv = sum(t.tv_bound for t in chains if t is not None) + (blocks.tv_bound if blocks is not None else 0.0)
         cats = self._single_draws(which)[1]
         s = (cats > 0).sum(axis=1).astype(np.float64)
         return float(tv + np.sum((s - 1) * (s + 2)) * 2.0**-53)
@@ -178,7 +180,7 @@ class NeighbouringVoteModel:
         """``(fixed, cats)``: the constant votes plus the deterministic single voters, and the
         ``(m, C)`` laws of the single voters drawn one by one (those not in a block of :meth:`_plan`)."""
         singles, _, _ = self._split_groups()
-        in_blocks = self._plan()[2] != []
+        in_blocks = self._plan()[2] is not None
         cats = np.concatenate([singles, self._last(which)[None]], axis=0)
         det = cats.max(axis=1) == 1.0
         fixed = self.constant + (cats[det] == 1.0).sum(axis=0).astype(np.int64)
@@ -232,9 +234,9 @@ class NeighbouringVoteModel:
                     table.sample(rng, out[a : a + _TABLE_ROWS])
             else:
                 out[:, support] += rng.multinomial(int(cnt), p[support] / p[support].sum(), size=n)
-        for block in blocks:
+        if blocks is not None:
             for a in range(0, n, _TABLE_ROWS):
-                block.sample(rng, out[a : a + _TABLE_ROWS])
+                blocks.sample(rng, out[a : a + _TABLE_ROWS])
         m = cats.shape[0]
         if m:
             cdf = _cdf(cats)[:, :-1]  # (m, C-1)
@@ -282,9 +284,9 @@ class NeighbouringVoteModel:
         fixed, cats = self._single_draws(which)
         out = torch.as_tensor(fixed, dtype=torch.float32, device=dev).expand(n, c).clone()
         step = max(1, _TABLE_ROWS_TORCH_CPU if dev.type == "cpu" else n)
-        for block in blocks:
+        if blocks is not None:
             for a in range(0, n, step):
-                block.sample_torch(generator, out[a : a + step])
+                blocks.sample_torch(generator, out[a : a + step])
         for cnt, p, table, blocked in zip(multi_counts, multi_probs, chains, in_block):
             support = np.flatnonzero(p > 0)
             if blocked:

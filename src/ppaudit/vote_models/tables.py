@@ -61,8 +61,10 @@ __all__ = [
     "TABLE_MAX_COUNT",
     "BlockTable",
     "ChainTable",
+    "PackedBlocks",
     "block_tables",
     "chain_table",
+    "pack_blocks",
     "per_draw_samplers",
 ]
 
@@ -260,8 +262,9 @@ def chain_table(q, n: int) -> ChainTable:
 #: teachers and small groups of identical ones); 0 turns the blocks off.
 BLOCK_MAX_SUPPORT = 4096
 
-#: ``G`` of the blocks' guide tables.
-BLOCK_GUIDE_BITS = 12
+#: Largest ``G`` of the blocks' guide tables (a block of ``L`` outcomes gets
+#: ``G = min(BLOCK_GUIDE_BITS, bit_length(L) + 4)``: at most ``L / 2^G`` of its draws miss).
+BLOCK_GUIDE_BITS = 16
 
 _BLOCK_BITS = 62
 
@@ -279,6 +282,7 @@ class BlockTable:
         keys: sorted int64 thresholds ``F̂(i)`` strictly inside ``(0, 2^K)``.
         lo: outcomes with ``F̂ = 0`` before the first key (``X = searchsorted(keys, U, right) + lo``).
         guide: int32 ``(2^G,)``: the outcome of every bucket of ``U`` without a threshold, else ``−1``.
+        gbits: ``G``.
         tv_bound: certified total variation between the table and the block's exact law.
         size: number of components (voters or groups) in the block.
     """
@@ -287,11 +291,12 @@ class BlockTable:
     keys: np.ndarray
     lo: int
     guide: np.ndarray
+    gbits: int
     tv_bound: float
     size: int
 
     def invert(self, u: np.ndarray) -> np.ndarray:
-        x = self.guide[u >> (_BLOCK_BITS - BLOCK_GUIDE_BITS)].astype(np.int64)
+        x = self.guide[u >> (_BLOCK_BITS - self.gbits)].astype(np.int64)
         miss = np.flatnonzero(x < 0)
         if miss.size:
             x[miss] = np.searchsorted(self.keys, u[miss], side="right") + self.lo
@@ -315,10 +320,10 @@ class BlockTable:
         import torch
 
         keys, guide, _ = self.torch_arrays(u.device)
-        x = guide.index_select(0, torch.bitwise_right_shift(u, _BLOCK_BITS - BLOCK_GUIDE_BITS)).to(torch.int64)
+        x = guide.index_select(0, torch.bitwise_right_shift(u, _BLOCK_BITS - self.gbits))  # int32
         miss = torch.nonzero(x < 0).squeeze(1)
         if miss.numel():
-            x.index_copy_(0, miss, torch.searchsorted(keys, u.index_select(0, miss), right=True).add_(self.lo))
+            x.index_copy_(0, miss, torch.searchsorted(keys, u.index_select(0, miss), right=True, out_int32=True).add_(self.lo))
         return x
 
     def sample_torch(self, generator, out) -> None:
@@ -410,14 +415,14 @@ def block_table(law, size: int) -> BlockTable:
     fi[-1] = 1 << _BLOCK_BITS
     lo = int((fi[:-1] == 0).sum())
     keys = fi[:-1][(fi[:-1] > 0) & (fi[:-1] < (1 << _BLOCK_BITS))]
-    g = BLOCK_GUIDE_BITS
+    g = min(BLOCK_GUIDE_BITS, int(p.size).bit_length() + 4)
     first = np.arange(1 << g, dtype=np.int64) << (_BLOCK_BITS - g)
     x_first = np.searchsorted(keys, first, side="right") + lo
     x_last = np.searchsorted(keys, first + ((1 << (_BLOCK_BITS - g)) - 1), side="right") + lo
     guide = np.where(x_first == x_last, x_first, -1).astype(np.int32)
     for a in (outcomes, keys, guide):
         a.setflags(write=False)
-    return BlockTable(outcomes, keys, lo, guide, tv, size)
+    return BlockTable(outcomes, keys, lo, guide, g, tv, size)
 
 
 def block_tables(components, max_support: int | None = None) -> list[BlockTable]:
@@ -452,3 +457,78 @@ def per_draw_samplers():
         yield
     finally:
         TABLE_MAX_COUNT, BLOCK_MAX_SUPPORT = old
+
+
+@dataclass(frozen=True)
+class PackedBlocks:
+    """All blocks of a model, drawn together: their histograms packed into int64 words.
+
+    Every class's count gets ``bits`` bits (enough for all the blocks' voters together), so a
+    block's histogram is ``W`` packed int64 words and summing the blocks is ``W`` integer adds
+    per block instead of ``C`` (no carry can cross a field); the sum is unpacked once.
+
+    Attributes:
+        blocks: the :class:`BlockTable` s.
+        bits: bits per class.
+        words: ``(C,)`` the word of each class; shifts: ``(C,)`` its offset in the word.
+        packed: per block, ``(L, W)`` int64 packed outcomes.
+    """
+
+    blocks: tuple
+    bits: int
+    words: np.ndarray
+    shifts: np.ndarray
+    packed: tuple
+
+    @property
+    def tv_bound(self) -> float:
+        return float(sum(b.tv_bound for b in self.blocks))
+
+    def sample(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        """Add ``len(out)`` draws of every block to the int64 histograms ``out`` (numpy)."""
+        m = out.shape[0]
+        acc = np.zeros((m, self.packed[0].shape[1]), dtype=np.int64)
+        u = rng.integers(0, 1 << _BLOCK_BITS, size=(len(self.blocks), m), dtype=np.int64)
+        for b, pk, ub in zip(self.blocks, self.packed, u):
+            acc += pk[b.invert(ub)]
+        out += (acc[:, self.words] >> self.shifts) & ((1 << self.bits) - 1)
+
+    def sample_torch(self, generator, out) -> None:
+        """Add draws of every block to the float32 histograms ``out`` ``(m, C)`` on a torch device."""
+        import torch
+
+        m, dev = out.shape[0], out.device
+        cache = self.__dict__.setdefault("_torch", {})
+        if str(dev) not in cache:
+            cache[str(dev)] = ([torch.as_tensor(np.array(p), device=dev) for p in self.packed],
+                               torch.as_tensor(self.words, device=dev), torch.as_tensor(self.shifts, device=dev))
+        packed, words, shifts = cache[str(dev)]
+        acc = torch.zeros((m, packed[0].shape[1]), dtype=torch.int64, device=dev)
+        u = torch.empty((len(self.blocks), m), dtype=torch.int64, device=dev)
+        u.random_(0, 1 << _BLOCK_BITS, generator=generator)
+        for j, (b, pk) in enumerate(zip(self.blocks, packed)):
+            acc.add_(pk.index_select(0, b.invert_torch(u[j])))
+        counts = torch.bitwise_and(torch.bitwise_right_shift(acc.index_select(1, words), shifts), (1 << self.bits) - 1)
+        out.add_(counts)
+
+
+def pack_blocks(blocks, num_classes: int) -> PackedBlocks | None:
+    """:class:`PackedBlocks` of ``blocks`` (``None`` for none)."""
+    if not blocks:
+        return None
+    total = sum(int(b.outcomes.sum(axis=1).max()) for b in blocks)  # ≥ any class's sum over the blocks
+    bits = max(1, total.bit_length())
+    per_word = max(1, 63 // bits)
+    cls = np.arange(num_classes)
+    words, shifts = cls // per_word, (cls % per_word) * bits
+    nw = int(words.max()) + 1
+    packed = []
+    for b in blocks:
+        pk = np.zeros((b.outcomes.shape[0], nw), dtype=np.int64)
+        for j in range(num_classes):
+            pk[:, words[j]] += b.outcomes[:, j].astype(np.int64) << shifts[j]
+        pk.setflags(write=False)
+        packed.append(pk)
+    for a in (words, shifts):
+        a.setflags(write=False)
+    return PackedBlocks(tuple(blocks), bits, words.astype(np.int64), shifts.astype(np.int64), tuple(packed))

@@ -247,7 +247,7 @@ def test_blocks_split_at_the_support_cap_and_keep_the_law(monkeypatch):
                      [0.1, 0.1, 0.2, 0.6], [0, 0, 0, 1], [0.25, 0.25, 0.25, 0.25], [0.9, 0.1, 0, 0]])
     model = capc_vote_model(rows, [0.0, 0.0, 0.0, 1.0])
     monkeypatch.setattr(tables, "BLOCK_MAX_SUPPORT", 12)
-    _, _, blocks = model._plan()
+    blocks = model._plan()[2].blocks
     assert len(blocks) >= 3 and all(b.outcomes.shape[0] <= 12 for b in blocks)
     assert sum(b.size for b in blocks) == 5  # after teacher 1: 4 random single teachers, one group of 2 identical ones
     sigma, trials = 1.0, 400_000
