@@ -323,7 +323,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=None, help="epochs (default 10; 1 with --quick)")
     ap.add_argument("--queries", type=int, default=None, help="query points (default 1000; 50 with --quick)")
     ap.add_argument("--mc-only", action="store_true", help="only the Monte Carlo rates and the audit pair (no teachers, no label DP)")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's; use 1 on a shared, oversubscribed machine, where every "
+                    "parallel torch op waits for a descheduled thread: measured 10–20 ms per op on 2 cores at load 9)")
     ap.add_argument("--pair-trials", type=float, default=None, help="T per side of the audit pair (default = --trials)")
     ap.add_argument("--json", default=None, metavar="FILE",
                     help="also write the measured rates to FILE (JSON; the --rates input of bench/gpu_hours.py)")
