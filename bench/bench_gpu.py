@@ -8,6 +8,10 @@ Prints, each against a baseline measured in the same run on the same device:
    are drawn on the device too), against the raw ``torch.randn`` + ``argmax`` + ``bincount``
    loop with the same chunk size; the ratio ours / raw (goal on an H100: ≥ 1e9 trials/s and
    ≥ 25 % of raw). With ``--device cpu`` it also prints the numpy engine (``device="cpu"``).
+   Issue 29: PATE's and a fitted CaPC vote model, each with the tabulated sampler and with
+   the per-draw samplers it replaced, interleaved in one run, as ratios to the
+   fixed-histogram rate of the same engine; then one PATE audit pair (both sides sampled
+   plus the Monte Carlo exact value) and where its time goes. ``--mc-only`` stops there.
 2. **Teachers** (``ppaudit.models``): teachers/s of ``--teachers`` teachers (LeNet-5 on
    1×28×28 or WRN-16-4 on 3×32×32; ``--train-size`` images each; Adam lr 0.03, batch 16,
    ``--epochs``), one at a time (:func:`train_and_predict`) vs. in blocks of ``--block``
@@ -72,9 +76,40 @@ def raw_rate(dev, trials, c, rows, scaled):
     return counts
 
 
-def bench_mc(dev, device_arg, trials, c, numpy_too) -> dict:
+def capc_bench_model(c: int = 10, k: int = 250, instantiations: int = 8, seed: int = 0):
+    """A CaPC vote model as the workflow fits one (:func:`ppaudit.vote_models.fit_capc`): ``k``
+    teachers, each ``P^i_q`` the frequencies of its ``N_g = instantiations`` votes; teacher ``i``
+    votes class 0 with probability ``a_i ~ U(0.55, 1)``, else a uniform other class. With the
+    defaults: 72 deterministic teachers, about 80 random single teachers and 25 groups of
+    identical ones (supports of 2–7 classes)."""
+    from ppaudit.vote_models import capc_vote_model, fit_capc
+
+    rng = np.random.default_rng(seed)
+    acc = rng.uniform(0.55, 1.0, k)
+    votes = np.where(rng.random((instantiations, k, 1)) < acc[None, :, None], 0, rng.integers(1, c, (instantiations, k, 1)))
+    canary = np.where(rng.random((1, instantiations, 1)) < 0.5, 0, 3)
+    fit = fit_capc(votes, canary, c)
+    return capc_vote_model(fit.P_teachers[0], fit.P1_prime[0, 0])
+
+
+def _timed(fn, dev):
+    _sync(dev)
+    t = time.perf_counter()
+    fn()
+    _sync(dev)
+    return time.perf_counter() - t
+
+
+def bench_mc(dev, device_arg, trials, c, numpy_too, repeat=3) -> dict:
     """Prints the Monte Carlo rates; returns them (trials/s) under the keys of
-    :data:`ppaudit.workflow.gpu_budget.RATE_KEYS`."""
+    :data:`ppaudit.workflow.gpu_budget.RATE_KEYS`.
+
+    Issue 29: the vote-model rates of PATE (k = 250) and CaPC (:func:`capc_bench_model`) with
+    the tabulated sampler (:mod:`ppaudit.vote_models.tables`) and with the per-draw samplers
+    it replaced (:func:`ppaudit.vote_models.tables.per_draw_samplers`: ``torch.binomial`` /
+    ``Generator.multinomial`` per group, one inverse CDF per single teacher),
+    interleaved with the fixed-histogram run ``repeat`` times in one run (best of each), and
+    each as a ratio to the fixed-histogram rate of the same engine."""
     import torch
 
     from ppaudit.montecarlo import (
@@ -82,7 +117,7 @@ def bench_mc(dev, device_arg, trials, c, numpy_too) -> dict:
         model_noisy_argmax_counts,
         noisy_argmax_counts,
     )
-    from ppaudit.vote_models import pate_vote_model
+    from ppaudit.vote_models import pate_vote_model, tables
 
     hist = np.linspace(250.0 / c * 2, 0.0, c)
     hist = np.round(hist * 250.0 / hist.sum())
@@ -92,24 +127,71 @@ def bench_mc(dev, device_arg, trials, c, numpy_too) -> dict:
     noisy_argmax_counts(hist, sigma, min(trials, 10_000), rng=0, device=device_arg)  # warm-up
     raw_rate(dev, min(trials, rows), c, rows, scaled)
     t_raw, _ = best_of(lambda: raw_rate(dev, trials, c, rows, scaled), dev)
-    t_ours, _ = best_of(lambda: noisy_argmax_counts(hist, sigma, trials, rng=1, device=device_arg), dev)
-    print(f"MC fixed histogram, C={c}, {trials:.0e} trials on {dev}:")
-    print(f"  raw randn+argmax+bincount : {trials / t_raw:12.4g} trials/s")
-    print(f"  ours (noisy_argmax_counts): {trials / t_ours:12.4g} trials/s   ratio ours/raw = {t_raw / t_ours:.2f}")
     p = np.full(c, 1.0 / c) * 0.5
     p[0] += 0.5
     pp = np.roll(p, 1)
-    model = pate_vote_model(p, pp, 250)
-    mtrials = max(c, trials // 4)
-    t_model, _ = best_of(lambda: model_noisy_argmax_counts(model.sampler("S_prime"), c, sigma, mtrials, rng=2, device=device_arg), dev, repeat=2)
-    print(f"  ours, PATE vote model k=250 (histograms drawn on the device): {mtrials / t_model:12.4g} trials/s")
-    if numpy_too:
-        nt = min(trials, 10**7)
-        t_np, _ = best_of(lambda: noisy_argmax_counts(hist, sigma, nt, rng=1, device="cpu"), dev)
-        t_npm, _ = best_of(lambda: model_noisy_argmax_counts(model.sampler("S_prime"), c, sigma, nt // 4, rng=2, device="cpu"), dev, repeat=2)
-        print(f"  numpy engine (device='cpu'), fixed: {nt / t_np:12.4g} trials/s;  torch/numpy = {(nt / t_np and (trials / t_ours) / (nt / t_np)):.2f}")
-        print(f"  numpy engine (device='cpu'), PATE model: {(nt // 4) / t_npm:12.4g} trials/s;  torch/numpy = {(mtrials / t_model) / ((nt // 4) / t_npm):.2f}")
-    return {"mc_raw_trials_per_s": trials / t_raw, "mc_fixed_trials_per_s": trials / t_ours, "mc_model_trials_per_s": mtrials / t_model}
+    models = {"PATE k=250": pate_vote_model(p, pp, 250), "CaPC k=250": capc_bench_model(c)}
+    engines = [("torch", device_arg, trials)] + ([("numpy", "cpu", min(trials, 10**7))] if numpy_too else [])
+    best: dict = {}
+
+    def run(key, fn):
+        best[key] = min(best.get(key, np.inf), _timed(fn, dev))
+
+    for m in models.values():  # build the tables outside the timings (once per model, shared by S and S')
+        m._plan()
+        with tables.per_draw_samplers():
+            m._plan()
+    for _ in range(repeat):
+        for eng, d, nt in engines:
+            mt = max(c, nt // 4)
+            run((eng, "fixed"), lambda: noisy_argmax_counts(hist, sigma, nt, rng=1, device=d))
+            for name, m in models.items():
+                run((eng, name, "tables"), lambda: model_noisy_argmax_counts(m.sampler("S_prime"), c, sigma, mt, rng=2, device=d))
+                with tables.per_draw_samplers():
+                    run((eng, name, "per-draw"), lambda: model_noisy_argmax_counts(m.sampler("S_prime"), c, sigma, mt, rng=2, device=d))
+    threads = f", {torch.get_num_threads()} torch threads" if dev.type == "cpu" else ""
+    print(f"MC, C={c}, σ={sigma}, best of {repeat} interleaved runs on {dev}{threads}:")
+    print(f"  raw randn+argmax+bincount (torch): {trials / t_raw:12.4g} trials/s")
+    out = {"mc_raw_trials_per_s": trials / t_raw}
+    for eng, d, nt in engines:
+        mt = max(c, nt // 4)
+        fixed = nt / best[(eng, "fixed")]
+        label = f"{eng} ({d})"
+        print(f"  {label:<18} fixed histogram: {fixed:12.4g} trials/s" + (f"   ratio ours/raw = {fixed / (trials / t_raw):.2f}" if eng == "torch" else ""))
+        for name in models:
+            new, old = mt / best[(eng, name, "tables")], mt / best[(eng, name, "per-draw")]
+            print(f"  {label:<18} {name} vote model: tables {new:11.4g} trials/s = {new / fixed:.3f} of fixed;"
+                  f"  per-draw (before) {old:11.4g} = {old / fixed:.3f};  speed-up {new / old:.2f}x")
+        if eng == "torch":
+            out.update(mc_fixed_trials_per_s=fixed, mc_model_trials_per_s=mt / best[(eng, "PATE k=250", "tables")],
+                       mc_model_capc_trials_per_s=mt / best[(eng, "CaPC k=250", "tables")])
+    return out
+
+
+def bench_audit_pair(dev, device_arg, trials, exact_draws=20_000) -> None:
+    """One PATE audit pair (k = 250, C = 10, σ = 40): both sides sampled at ``trials`` plus the
+    Monte Carlo exact value from ``exact_draws`` histograms (:func:`ppaudit.audit.per_query.audit_query`),
+    and where its time goes (the two samplers, the exact value, the rest: bounds)."""
+    from ppaudit.audit.per_query import VoteModelSource, audit_query
+    from ppaudit.montecarlo import device_scope, spawn_generators
+    from ppaudit.vote_models import pate_vote_model
+
+    c = 10
+    p = np.full(c, 1.0 / c) * 0.5
+    p[0] += 0.5
+    model = pate_vote_model(p, np.roll(p, 1), 250)
+    source = VoteModelSource(model)
+    orders = np.array([2.0, 8.0, 32.0])
+    with device_scope(device_arg):
+        t_tab = _timed(lambda: model._plan(), dev)
+        t_all = _timed(lambda: audit_query(source, 40.0, trials, orders, 0.95, rng=0, count_mode="sample",
+                                           exact="average", exact_draws=exact_draws), dev)
+        g = spawn_generators(1, 3)
+        t_sample = _timed(lambda: source.sample_counts(40.0, trials, g[:2], None, False), dev)
+        t_exact = _timed(lambda: source.mixture_rdp(40.0, exact_draws, g[2], orders), dev)
+    print(f"audit pair (PATE k=250, C=10, σ=40, T={trials:.0e} per side, exact value from {exact_draws} draws) on {device_arg}: "
+          f"{t_all:.2f} s; of it: both samplers {t_sample:.2f} s, Monte Carlo exact value {t_exact:.2f} s, "
+          f"rest (bounds) ≈ {max(0.0, t_all - t_sample - t_exact):.2f} s; tables built once per model: {t_tab:.3f} s")
 
 
 def _teacher_data(model, n_teachers, size, nq, seed=0):
@@ -240,6 +322,10 @@ def main(argv=None) -> int:
     ap.add_argument("--train-size", type=int, default=None, help="images per teacher (default 240; 40 with --quick)")
     ap.add_argument("--epochs", type=int, default=None, help="epochs (default 10; 1 with --quick)")
     ap.add_argument("--queries", type=int, default=None, help="query points (default 1000; 50 with --quick)")
+    ap.add_argument("--mc-only", action="store_true", help="only the Monte Carlo rates and the audit pair (no teachers, no label DP)")
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's; use 1 on a shared, oversubscribed machine, where every "
+                    "parallel torch op waits for a descheduled thread: measured 10–20 ms per op on 2 cores at load 9)")
+    ap.add_argument("--pair-trials", type=float, default=None, help="T per side of the audit pair (default = --trials)")
     ap.add_argument("--json", default=None, metavar="FILE",
                     help="also write the measured rates to FILE (JSON; the --rates input of bench/gpu_hours.py)")
     args = ap.parse_args(argv)
@@ -248,6 +334,8 @@ def main(argv=None) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("no CUDA device: skipped")
         return 0
+    if args.threads:
+        torch.set_num_threads(args.threads)
     dev = torch.device(args.device)
     device_arg = "torch-cpu" if dev.type == "cpu" else args.device
     q = args.quick
@@ -260,14 +348,16 @@ def main(argv=None) -> int:
     nq = args.queries or (50 if q else 1000)
     print(f"torch {torch.__version__}, device {dev}" + (f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else f", {torch.get_num_threads()} threads"))
     rates = bench_mc(dev, device_arg, trials, args.classes, numpy_too=dev.type == "cpu")
+    bench_audit_pair(dev, device_arg, int(args.pair_trials or trials))
     ok = True
-    for model in [args.model] if args.model else ["lenet5", "wrn16-4"]:
+    for model in [] if args.mc_only else [args.model] if args.model else ["lenet5", "wrn16-4"]:
         datasets, xq, seeds, teacher_rates = bench_teachers(dev, model, teachers, block, size, epochs, nq, seq_teachers)
         rates.update(teacher_rates)
         ok &= bench_determinism(dev, model, datasets, xq, seeds, min(block, 8 if dev.type == "cpu" else 50), epochs)
-    same, labeldp_rate = bench_labeldp(dev, 256 if q else 10_000, 1 if q else 2)
-    ok &= same
-    rates.update(labeldp_rate)
+    if not args.mc_only:
+        same, labeldp_rate = bench_labeldp(dev, 256 if q else 10_000, 1 if q else 2)
+        ok &= same
+        rates.update(labeldp_rate)
     if args.json:
         import json
 

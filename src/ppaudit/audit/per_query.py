@@ -123,6 +123,11 @@ class QuerySource(Protocol):
     def sample_counts(self, sigma: float, trials: int, gens: Sequence[np.random.Generator], chunk_size: int | None, progress: bool) -> tuple[np.ndarray, np.ndarray]:
         """Counts of ``trials`` simulated runs of the mechanism per side."""
 
+    # Optional: ``sample_total_variation() -> float``, the certified total variation per
+    # trial between the simulated runs and the mechanism, summed over the two sides (a
+    # source without it simulates exactly: 0). ``audit_query`` charges ``T`` times it to
+    # the confidence of sampled counts (issue 29: tabulated vote-model samplers).
+
 
 @dataclass(frozen=True)
 class _PairLaw:
@@ -289,6 +294,14 @@ class VoteModelSource(ModelSource):
         c1 = model_noisy_argmax_counts(m.sampler("S_prime"), c, sigma, trials, gens[1], chunk_size=chunk_size, progress=progress)
         return c0, c1
 
+    def sample_total_variation(self) -> float:
+        """``τ_S + τ_S'`` of the histogram samplers
+        (:meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler_total_variation`)."""
+        m = self.model
+        if not hasattr(m, "sampler_total_variation"):
+            return 0.0
+        return float(m.sampler_total_variation("S") + m.sampler_total_variation("S_prime"))
+
 
 @dataclass
 class QueryAudit:
@@ -372,7 +385,10 @@ def audit_query(
             ``effective_confidence = confidence − 2·T·τ`` is reported. Exact counts prune at
             :func:`ppaudit.vote_models.exact_count_tail_budget` (so that
             ``2·T·τ ≤ 0.02·(1 − confidence)``: ≥ 0.949 at 95 %, T = 1e8, C ≤ 10) when that
-            enumeration fits in ``max_support``, else at ``max_tail_mass``.
+            enumeration fits in ``max_support``, else at ``max_tail_mass``. Sampled counts
+            of a source with ``sample_total_variation`` (the vote models' tabulated
+            samplers, :mod:`ppaudit.vote_models.tables`) report
+            ``effective_confidence = confidence − T·(τ_S + τ_S')`` the same way.
         sample_trials: ``T`` when sampling (default ``trials``; with ``count_mode="sample"``
             ``trials`` is used).
         exact: ``"auto"`` (enumerate when cheap, else Monte Carlo mixture), ``"enumerate"``
@@ -460,7 +476,8 @@ def audit_query(
     else:
         tt = t if count_mode == "sample" else t_sample
         c0, c1 = source.sample_counts(s, tt, g_counts, chunk_size, progress)
-        meta.update(count_mode="sample", trials=tt)
+        tv_sample = float(source.sample_total_variation()) if hasattr(source, "sample_total_variation") else 0.0
+        meta.update(count_mode="sample", trials=tt, effective_confidence=max(0.0, conf - tt * tv_sample))
     meta["simulated"] = True
     for b in lower_bounds:
         if b == "two_cut_cp":

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_positive_int
+from . import tables as _tables
 
 __all__ = [
     "NeighbouringVoteModel",
@@ -21,6 +22,12 @@ __all__ = [
 QUADRATURE_ABS_ERROR = 1e-12
 
 _CHUNK_ELEMENTS = 1 << 22
+
+#: Rows per sub-chunk of the table-driven group sampler on the CPU: numpy's per-step int64
+#: vectors stay in the cache; torch-cpu's sub-chunks are larger (each torch op has a fixed
+#: cost, and a parallel one waits for every thread).
+_TABLE_ROWS = 1 << 15
+_TABLE_ROWS_TORCH_CPU = 1 << 17
 
 
 
@@ -115,6 +122,73 @@ class NeighbouringVoteModel:
         return cov + mult_cov(1, self._last(which))
 
     # -- sampling
+    def _plan(self):
+        """How the random voters are drawn (cached per model, shared by ``S`` and ``S'``):
+        ``(chains, in_block, blocks)`` — per group of ``n_g > 1`` voters its
+        :class:`~ppaudit.vote_models.tables.ChainTable` (``None``: the group is in a block, or
+        above :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters and drawn per draw),
+        per group whether it is in a block, and the
+        :class:`~ppaudit.vote_models.tables.PackedBlocks` (or ``None``) of the
+        :class:`~ppaudit.vote_models.tables.BlockTable` s of the small components (random
+        single voters except the differing one, and groups of at most
+        :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms), each block's joint
+        law in one table. The differing voter stays a single draw, so both sides share the plan."""
+        key = ("plan", _tables.TABLE_MAX_COUNT, _tables.BLOCK_MAX_SUPPORT)
+        if key not in self._cache:
+            singles, multi_counts, multi_probs = self._split_groups()
+            cap = _tables.BLOCK_MAX_SUPPORT
+            small = [cap > 0 and (p > 0).sum() > 1 and _tables.num_outcomes(cnt, p) <= cap for cnt, p in zip(multi_counts, multi_probs)]
+            chains = [
+                _tables.chain_table(p, int(cnt)) if not sm and (p > 0).sum() > 1 and cnt <= _tables.TABLE_MAX_COUNT else None
+                for cnt, p, sm in zip(multi_counts, multi_probs, small)
+            ]
+            comps = [(int(cnt), p) for cnt, p, sm in zip(multi_counts, multi_probs, small) if sm]
+            if cap > 0:
+                comps += [(1, p) for p in singles if p.max() < 1.0]
+            comps.sort(key=lambda cp: tuple((cp[1] > 0).astype(int)[::-1]))  # similar supports side by side
+            blocks = _tables.pack_blocks(_tables.block_tables(comps, cap) if comps else [], self.num_classes)
+            self._cache[key] = (chains, small, blocks)
+        return self._cache[key]
+
+    def _chain_tables(self) -> list:
+        """The chain tables of :meth:`_plan` (``None`` for a group drawn otherwise)."""
+        return self._plan()[0]
+
+    def sampler_total_variation(self, which: str = "S") -> float:
+        """Certified total variation between one histogram drawn by :meth:`sample` /
+        :meth:`sample_torch` and the exact law of ``H_S`` (or ``H_S'``), per trial.
+
+        The chains and blocks drawn from inverse-CDF tables contribute their ``tv_bound``
+        (:class:`~ppaudit.vote_models.tables.ChainTable`,
+        :class:`~ppaudit.vote_models.tables.BlockTable`); the single voters drawn one by one, by
+        inverse CDF of a float64 uniform on a float64 CDF, ``(s − 1)(s + 2)·2^-53`` each
+        (``s`` classes: every CDF entry within ``(s + 1)·2^-53`` of the exact one after the
+        cumulative sum, and the uniform on the ``2^-53`` grid). A group above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters is drawn by numpy's or
+        torch's binomial sampler and counted as exact. ``T`` trials per side are within
+        ``T·τ`` of the exact law of their counts: ``confidence − T·(τ_S + τ_S')`` is the
+        confidence left (:func:`ppaudit.audit.per_query.audit_query`).
+        """
+        self._last(which)
+        chains, _, blocks = self._plan()
+        tv = sum(t.tv_bound for t in chains if t is not None) + (blocks.tv_bound if blocks is not None else 0.0)
+        cats = self._single_draws(which)[1]
+        s = (cats > 0).sum(axis=1).astype(np.float64)
+        return float(tv + np.sum((s - 1) * (s + 2)) * 2.0**-53)
+
+    def _single_draws(self, which: str):
+        """``(fixed, cats)``: the constant votes plus the deterministic single voters, and the
+        ``(m, C)`` laws of the single voters drawn one by one (those not in a block of :meth:`_plan`)."""
+        singles, _, _ = self._split_groups()
+        in_blocks = self._plan()[2] is not None
+        cats = np.concatenate([singles, self._last(which)[None]], axis=0)
+        det = cats.max(axis=1) == 1.0
+        fixed = self.constant + (cats[det] == 1.0).sum(axis=0).astype(np.int64)
+        keep = ~det
+        if in_blocks:
+            keep[: singles.shape[0]] = False  # the random single voters are in the blocks
+        return fixed, cats[keep]
+
     def _split_groups(self):
         key = "split"
         if key not in self._cache:
@@ -129,27 +203,40 @@ class NeighbouringVoteModel:
     def sample(self, rng: np.random.Generator, n: int, which: str = "S") -> np.ndarray:
         """Draw ``n`` histograms ``(n, C)`` (int64) of ``H_S`` or ``H_S'``.
 
-        Single voters (CaPC's teachers) are drawn together by inverse CDF on an ``(n, m)``
-        matrix of uniforms and counted per row with one ``bincount``; groups of ``n_g > 1``
-        identical voters (PATE's ``Mult(k−1, P_q)``) by ``Generator.multinomial`` on the
-        classes of positive probability. Memory is bounded by chunking over rows.
+        How (issue 29, :meth:`_plan`, :mod:`ppaudit.vote_models.tables`): a group of ``n_g > 1``
+        identical voters with many histograms (PATE's ``Mult(k−1, P_q)``) by the chain of its
+        conditional binomials, each drawn from an exact inverse-CDF table of integer thresholds
+        (``Generator.multinomial`` above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); the small components
+        (CaPC's random single teachers, groups of at most
+        :data:`~ppaudit.vote_models.tables.BLOCK_MAX_SUPPORT` histograms) merged into blocks,
+        each block's exact joint law one table; the differing voter by inverse CDF of a float64
+        uniform (counted per row with one ``bincount``). Within
+        :meth:`sampler_total_variation` of the exact law per histogram. Memory is bounded by
+        chunking over rows.
         """
         n = check_positive_int(n, "n", minimum=0)
         c = self.num_classes
         last = self._last(which)
-        singles, multi_counts, multi_probs = self._split_groups()
-        cats = np.concatenate([singles, last[None]], axis=0)  # (m, C)
-        random_rows = ~(cats.max(axis=1) == 1.0)
-        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
-        cats = cats[random_rows]
+        _, multi_counts, multi_probs = self._split_groups()
+        chains, in_block, blocks = self._plan()
+        fixed, cats = self._single_draws(which)
         out = np.empty((n, c), dtype=np.int64)
         out[:] = fixed
-        for cnt, p in zip(multi_counts, multi_probs):
+        for cnt, p, table, blocked in zip(multi_counts, multi_probs, chains, in_block):
             support = np.flatnonzero(p > 0)
+            if blocked:
+                continue
             if support.size == 1:
                 out[:, support[0]] += cnt
+            elif table is not None:
+                for a in range(0, n, _TABLE_ROWS):
+                    table.sample(rng, out[a : a + _TABLE_ROWS])
             else:
                 out[:, support] += rng.multinomial(int(cnt), p[support] / p[support].sum(), size=n)
+        if blocks is not None:
+            for a in range(0, n, _TABLE_ROWS):
+                blocks.sample(rng, out[a : a + _TABLE_ROWS])
         m = cats.shape[0]
         if m:
             cdf = _cdf(cats)[:, :-1]  # (m, C-1)
@@ -165,12 +252,14 @@ class NeighbouringVoteModel:
     def sample_torch(self, generator, n: int, which: str = "S", device=None):
         """Draw ``n`` histograms of ``H_S`` / ``H_S'`` on a torch device: ``(n, C)`` float32.
 
-        The torch twin of :meth:`sample` (same law, another random stream; issue 17): groups
-        of ``n_g > 1`` identical voters ``Mult(n_g, P_g)`` by the chain of conditional
-        binomials ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))``
-        over the classes of positive probability; single voters by inverse CDF of float64
-        uniforms on the same CDF as :meth:`sample` (``searchsorted``), counted with
-        ``scatter_add``. Memory is bounded by sub-chunks of ``2^22 / m`` rows.
+        The torch twin of :meth:`sample` (same law, another random stream; issue 17): the same
+        tables (:meth:`_plan`, :mod:`ppaudit.vote_models.tables`) with torch's generator
+        (``torch.binomial`` along the chain of conditional binomials
+        ``X_j ~ Bin(n_g − X_1 − … − X_{j−1}, P_gj / (1 − P_g1 − … − P_g,j−1))`` above
+        :data:`~ppaudit.vote_models.tables.TABLE_MAX_COUNT` voters); the single voters drawn one
+        by one by inverse CDF of float64 uniforms on the same CDF as :meth:`sample`
+        (``searchsorted``), counted with ``scatter_add``. Memory is bounded by sub-chunks of
+        ``2^22 / m`` rows (of ``2^17`` rows for the tables on the CPU).
 
         Args:
             generator: a ``torch.Generator`` on ``device``.
@@ -190,16 +279,24 @@ class NeighbouringVoteModel:
         dev = generator.device if device is None else torch.device(device)
         c = self.num_classes
         last = self._last(which)
-        singles, multi_counts, multi_probs = self._split_groups()
-        cats = np.concatenate([singles, last[None]], axis=0)
-        random_rows = ~(cats.max(axis=1) == 1.0)
-        fixed = self.constant + (cats[~random_rows] == 1.0).sum(axis=0).astype(np.int64)
-        cats = cats[random_rows]
+        _, multi_counts, multi_probs = self._split_groups()
+        chains, in_block, blocks = self._plan()
+        fixed, cats = self._single_draws(which)
         out = torch.as_tensor(fixed, dtype=torch.float32, device=dev).expand(n, c).clone()
-        for cnt, p in zip(multi_counts, multi_probs):
+        step = max(1, _TABLE_ROWS_TORCH_CPU if dev.type == "cpu" else n)
+        if blocks is not None:
+            for a in range(0, n, step):
+                blocks.sample_torch(generator, out[a : a + step])
+        for cnt, p, table, blocked in zip(multi_counts, multi_probs, chains, in_block):
             support = np.flatnonzero(p > 0)
+            if blocked:
+                continue
             if support.size == 1:
                 out[:, support[0]] += float(cnt)
+                continue
+            if table is not None:
+                for a in range(0, n, step):
+                    table.sample_torch(generator, out[a : a + step])
                 continue
             q = p[support] / p[support].sum()
             tail = np.concatenate([np.cumsum(q[::-1])[::-1][1:], [0.0]])  # P(class > j) within the support

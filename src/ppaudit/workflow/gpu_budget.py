@@ -56,6 +56,7 @@ RATE_KEYS = {
     "mc_raw_trials_per_s": "raw torch randn + argmax + bincount, float32, trials/s",
     "mc_fixed_trials_per_s": "ppaudit.montecarlo.noisy_argmax_counts on a fixed histogram, trials/s",
     "mc_model_trials_per_s": "ppaudit.montecarlo.model_noisy_argmax_counts on PATE's vote model (k = 250), trials/s",
+    "mc_model_capc_trials_per_s": "the same on a CaPC vote model fitted from N_g = 8 votes per teacher (k = 250), trials/s",
     "teacher_s_per_image_epoch:<model>:one_at_a_time": "seconds per teacher image-epoch, teachers trained one at a time",
     "teacher_s_per_image_epoch:<model>:block": "seconds per teacher image-epoch, teachers trained in blocks",
     "labeldp_images_per_s": "WRN-16-4 soft-label training, images/s (batch 128, deterministic kernels)",
