@@ -272,9 +272,12 @@ def simultaneous_confidence(per_query: pd.DataFrame, joint: pd.DataFrame | None 
         per_query: columns ``candidate``, ``query``, ``effective_confidence`` (one row per order);
             optional ``control`` (default: no controls), ``count_audits`` (default: how many of
             :data:`~ppaudit.audit.per_query.LOWER_BOUNDS` are columns, at least 1),
-            ``transcript_audits`` (default 0) with ``confidence_per_audit``.
+            ``transcript_audits`` (default 0) with ``confidence_per_audit`` (and, where present,
+            ``transcript_effective_confidence``: that level less the certified distance of the
+            histogram samplers from their exact laws; the smaller counts).
         joint: the joint audit's table (columns ``candidate``, ``confidence_per_audit``,
-            optional ``num_audits``, default 1), or ``None``/empty.
+            optional ``num_audits``, default 1, and ``effective_confidence``, the smaller counts),
+            or ``None``/empty.
 
     Returns:
         The simultaneous confidence in ``[0, 1]``.
@@ -312,6 +315,8 @@ def simultaneous_confidence(per_query: pd.DataFrame, joint: pd.DataFrame | None 
     for col in ("count_audits", "transcript_audits"):
         if (t[col] < 0).any():
             raise ValueError(f"{col} must be >= 0, got {t.loc[t[col] < 0, col].iloc[0]}")
+    if "transcript_effective_confidence" in t.columns:  # the transcript audits' level less their samplers' certified distance
+        t["confidence_per_audit"] = np.fmin(t["confidence_per_audit"], t["transcript_effective_confidence"])
     g = t.groupby(["candidate", "query", "control"]).agg(
         eff=("effective_confidence", "min"), conf=("confidence_per_audit", "min"),
         n_count=("count_audits", "max"), n_tr=("transcript_audits", "max"))
@@ -323,6 +328,8 @@ def simultaneous_confidence(per_query: pd.DataFrame, joint: pd.DataFrame | None 
         jc = j["confidence_per_audit"].to_numpy(dtype=float)
         if not ((jc >= 0) & (jc <= 1)).all():
             raise ValueError(f"joint confidence_per_audit must lie in [0, 1], got {jc[~((jc >= 0) & (jc <= 1))][:3].tolist()}")
+        if "effective_confidence" in j.columns:  # less the samplers' certified distance
+            j["confidence_per_audit"] = np.fmin(j["confidence_per_audit"], j["effective_confidence"])
         jg = j.groupby("candidate").agg(conf=("confidence_per_audit", "min"), n=("num_audits", "max"))
         fail += float((jg["n"] * (1.0 - jg["conf"])).sum())
     return max(0.0, 1.0 - fail)

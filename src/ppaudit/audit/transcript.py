@@ -247,6 +247,11 @@ class TranscriptAudit:
         counts0, counts1: binned statistic counts of the ``T`` transcripts per side.
         edges: the bin edges.
         procedure: ``"ours"``.
+        effective_confidence: the confidence that holds once the certified distance of the
+            histogram samplers from their exact laws is charged:
+            ``confidence − (draws)·τ`` (:meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler_total_variation`,
+            :meth:`~ppaudit.vote_models.NeighbouringVoteModel.base_total_variation`); ``confidence``
+            when the draws are exact.
     """
 
     orders: np.ndarray
@@ -263,6 +268,11 @@ class TranscriptAudit:
     edges: np.ndarray
     procedure: str = "ours"
     details: dict = field(default_factory=dict)
+    effective_confidence: float | None = None
+
+    def __post_init__(self):
+        if self.effective_confidence is None:
+            self.effective_confidence = float(self.confidence)
 
 
 def transcript_audit(
@@ -328,9 +338,12 @@ def transcript_audit(
     if hasattr(model, "sample_transcripts"):  # a transcript source (e.g. the joint Pois-NatQ model): its own draws and statistic
         if cache_answers:
             raise ValueError("cache_answers applies to a vote model's repeated query, not to a transcript source")
+        tv = 2.0 * float(model.transcript_total_variation()) if hasattr(model, "transcript_total_variation") else 0.0
         stat, kind = model.transcript_statistic(s, n, g_pilot, pilot, statistic, max_support=max_support)
         draw = lambda which, m, g: model.sample_transcripts(which, s, n, m, g)
     else:
+        # one histogram per transcript and side, each within τ of its exact law
+        tv = float(model.sampler_total_variation("S") + model.sampler_total_variation("S_prime")) if hasattr(model, "sampler_total_variation") else 0.0
         stat, kind = transcript_statistic(model, s, n, g_pilot, cache_answers, statistic, pilot, max_support=max_support,
                                           evaluations=2 * (t + pilot))
         draw = lambda which, m, g: sample_transcript_counts(model.sampler(which), c, s, n, m, g, cache_answers)
@@ -348,8 +361,9 @@ def transcript_audit(
         bound = two_cut_lower_bound(counts[0], counts[1], a, confidence=conf, selection=selection, rng=g_select).lower_bound
         if delta is not None:
             eps = dp_epsilon_lower_bound(counts[0], counts[1], delta=float(delta), confidence=conf, rng=g_select)
+    # the T audit transcripts per side are within T·τ of their exact joint law (the pilot only picks the bins)
     return TranscriptAudit(a, bound, eps, None if delta is None else float(delta), conf, kind, n, t, bool(cache_answers),
-                           counts[0], counts[1], edges)
+                           counts[0], counts[1], edges, effective_confidence=max(0.0, conf - t * tv))
 
 
 def rao_blackwell_transcript_audit(
@@ -405,4 +419,6 @@ def rao_blackwell_transcript_audit(
                            None if delta is None else float(delta), conf, d.statistic, d.num_repeats, int(draws), False,
                            d.p.mean(axis=0), d.q.mean(axis=0), d.bin_edges,
                            details={"method": "rao-blackwell", "difference_bound": d.difference_bound, "bias": d.bias,
-                                    "evaluation_draws": res.evaluation_draws})
+                                    "evaluation_draws": res.evaluation_draws},
+                           # the M base draws are within M·τ_B of their exact joint law
+                           effective_confidence=max(0.0, conf - int(draws) * (float(model.base_total_variation()) if hasattr(model, "base_total_variation") else 0.0)))

@@ -115,7 +115,8 @@ def joint_natq_audit(
         Long table: ``candidate, key, canary_index, canary_label, party, order`` +
         :data:`JOINT_RDP_COLUMNS`, ``exact_joint_se`` + :data:`JOINT_EPS_COLUMNS` +
         ``joint_statistic``, ``joint_method``, ``num_informative_queries``,
-        ``num_dropped_queries``, ``transcript_trials``, ``confidence_per_audit``,
+        ``num_dropped_queries``, ``transcript_trials``, ``confidence_per_audit``, ``effective_confidence``
+        (``confidence_per_audit`` less the certified distance of the samplers from their exact laws),
         ``multiplicity``, ``procedure``.
 
     Raises:
@@ -142,6 +143,7 @@ def joint_natq_audit(
         model = joint_natural_query_model(fit, i, vt[i], vc[i], crafted.audit_queries[i])
         ex = joint_transcript_rdp(model, sigma, a, delta=delta, max_outputs=max_outputs, mc_draws=mc_draws,
                                   rng=job_generator(seed, experiment, "joint-exact", key), max_support=max_support)
+        eff = conf  # less the certified distance of the base samplers from their exact laws (M or T draws)
         if model.identical:
             lower, eps_lower, stat, t = np.zeros(a.size), 0.0, "identical", 0
         elif audit_method == "rao-blackwell":
@@ -150,16 +152,18 @@ def joint_natq_audit(
             p, q, tv, bias = model.conditional_statistic_draws(sigma, draws, g_draw)
             rb = rao_blackwell_two_cut(p, q, a, conf, difference_bound=tv, bias=bias, rng=g_sel, num_repeats=1, delta=delta)
             lower, eps_lower, stat, t = rb.lower_bound, rb.epsilon_lower_bound, "rao-blackwell: answers in the canary-favoured classes", int(draws)
+            eff = max(0.0, conf - int(draws) * model.transcript_total_variation())
         else:
             ta = transcript_audit(model, sigma, 1, trials, a, conf, rng=job_generator(seed, experiment, "joint", key), delta=delta,
                                   max_support=max_support)
             lower, eps_lower, stat, t = ta.rdp_lower_bound, ta.epsilon_lower_bound, ta.statistic, int(trials)
+            eff = ta.effective_confidence
         frames.append(pd.DataFrame({
             "candidate": i, "key": key, "canary_index": int(crafted.canary_index[i]), "canary_label": int(crafted.canary_label[i]),
             "party": int(crafted.party[i]), "order": a, "two_cut_joint": lower, "exact_joint": ex.rdp, "exact_joint_se": ex.rdp_se,
             "joint_cap": ex.cap, "valid_eps_lower_joint": eps_lower, "exact_eps_pld_joint": ex.exact_eps, "joint_statistic": stat,
             "joint_method": ex.method, "num_informative_queries": ex.num_queries, "num_dropped_queries": ex.num_dropped,
-            "transcript_trials": t, "confidence_per_audit": conf, "num_audits": n_each, "multiplicity": "bonferroni" if bonferroni else "none (paper)",
+            "transcript_trials": t, "confidence_per_audit": conf, "effective_confidence": eff, "num_audits": n_each, "multiplicity": "bonferroni" if bonferroni else "none (paper)",
             "procedure": "ours",
         }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -464,12 +464,14 @@ def audit_crafted(
                     ta = rao_blackwell_transcript_audit(model, sigma, r, transcript_draws, a, conf,
                                                         rng=job_generator(seed, experiment, "transcript-audit-rb", key, q), delta=delta)
                     df["two_cut_transcript"], df["valid_eps_lower"] = ta.rdp_lower_bound, ta.epsilon_lower_bound
+                    df["transcript_effective_confidence"] = ta.effective_confidence
                 else:
                     # the exact likelihood-ratio statistic costs trials × histograms: within the budget
                     support = max(1, int(min(50_000, transcript_max_work // max(int(transcript_trials), 1))))
                     ta = transcript_audit(model, sigma, r, transcript_trials, a, conf, rng=job_generator(seed, experiment, "transcript-audit", key, q),
                                           delta=delta, max_support=support)
                     df["two_cut_transcript"], df["valid_eps_lower"] = ta.rdp_lower_bound, ta.epsilon_lower_bound
+                    df["transcript_effective_confidence"] = ta.effective_confidence
                 rb = transcript_audit_method == "rao-blackwell"
                 df["transcript_trials"] = 0 if model.identical else int(transcript_draws if rb else transcript_trials)
                 df["transcript_audit_method"] = "none" if model.identical else ("rao-blackwell" if rb else "sampled")

@@ -120,6 +120,12 @@ class JointNaturalQueryModel:
                     and np.array_equal(np.unique(self.votes, axis=0), np.unique(self.votes_prime, axis=0)))
 
     # -- transcript source protocol of ppaudit.audit.transcript_audit
+    def transcript_total_variation(self) -> float:
+        """Certified total variation between one transcript of :meth:`sample_transcripts` (either
+        side) and its exact law: one base draw per informative query, each within
+        :meth:`~ppaudit.vote_models.NeighbouringVoteModel.base_total_variation` of exact."""
+        return float(sum(base.base_total_variation() for base in self.bases))
+
     def sample_transcripts(self, which: str, sigma: float, num_repeats: int, trials: int, rng: np.random.Generator) -> np.ndarray:
         """``trials`` joint transcripts of one side: ``(trials, Q)`` answers (int64).
 

@@ -45,3 +45,35 @@ def test_fixed_pair_exact_counts_discount_the_quadrature_error():
     tau_q = quadrature_error_bound(10).total_variation
     assert r.meta["effective_confidence"] == 0.95 - 2 * T * tau_q
     assert 0.949 <= r.meta["effective_confidence"] < 0.95
+
+
+def test_transcript_audits_charge_their_samplers_certified_distance():
+    """The sampled transcript audit draws T histograms per side from the inverse-CDF tables, each
+    within τ of its exact law: ``effective_confidence = confidence − T·(τ_S + τ_S')``; the
+    Rao–Blackwellised one draws M bases: ``confidence − M·τ_B`` (τ_B of the base alone)."""
+    from ppaudit.audit import rao_blackwell_transcript_audit, transcript_audit
+
+    model = pate_vote_model([0.6, 0.3, 0.1], [0.3, 0.3, 0.4], 20)
+    tau = model.sampler_total_variation("S") + model.sampler_total_variation("S_prime")
+    tau_b = model.base_total_variation()
+    assert 0.0 < tau < 1e-10 and 0.0 < tau_b < 1e-10
+    ta = transcript_audit(model, 2.0, 2, 4000, ORDERS, 0.95, rng=1)
+    assert ta.confidence == 0.95
+    np.testing.assert_allclose(ta.effective_confidence, 0.95 - 4000 * tau, rtol=0, atol=1e-15)
+    assert ta.effective_confidence < 0.95
+    rb = rao_blackwell_transcript_audit(model, 2.0, 2, 500, ORDERS, 0.95, rng=1)
+    np.testing.assert_allclose(rb.effective_confidence, 0.95 - 500 * tau_b, rtol=0, atol=1e-15)
+
+
+def test_simultaneous_confidence_takes_the_transcripts_effective_level():
+    import pandas as pd
+
+    from ppaudit.audit import simultaneous_confidence
+
+    t = pd.DataFrame({"candidate": [0], "query": [0], "effective_confidence": [1.0], "count_audits": [1],
+                      "transcript_audits": [1], "confidence_per_audit": [0.99]})
+    assert abs(simultaneous_confidence(t) - 0.99) < 1e-12
+    t["transcript_effective_confidence"] = 0.98
+    assert abs(simultaneous_confidence(t) - 0.98) < 1e-12
+    joint = pd.DataFrame({"candidate": [0], "confidence_per_audit": [0.99], "effective_confidence": [0.97]})
+    assert abs(simultaneous_confidence(t, joint) - (1 - 0.02 - 0.03)) < 1e-12
