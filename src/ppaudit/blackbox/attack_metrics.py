@@ -39,18 +39,7 @@ __all__ = [
 
 
 def _scores_truth(scores, truth) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=np.float64)
-    t = np.asarray(truth)
-    if s.ndim != 1 or s.size < 2:
-        raise ValueError(f"scores must be 1-D with at least 2 entries, got shape {s.shape}")
-    if t.shape != s.shape:
-        raise ValueError(f"truth must have the shape of scores {s.shape}, got {t.shape}")
-    if not np.all(np.isfinite(s)):
-        raise ValueError(f"scores must be finite, got {s[~np.isfinite(s)][:5]}")
-    if t.dtype != bool:
-        if not np.all(np.isin(t, (0, 1))):
-            raise ValueError(f"truth must be booleans or 0/1, got values {np.unique(t)[:5]}")
-        t = t.astype(bool)
+    s, t = check_scores_truth(scores, truth)
     if t.all() or not t.any():
         raise ValueError(f"truth must hold both positives and negatives, got {int(t.sum())} positives of {t.size}")
     return s, t

@@ -201,7 +201,12 @@ class OneRunAudit:
         }
 
 
-def _inputs(scores, truth):
+def check_scores_truth(scores, truth) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, truth)`` as a 1-D float array (finite, ≥ 2 entries) and a boolean array of its shape.
+
+    Raises:
+        ValueError: naming the bad argument and value.
+    """
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(truth)
     if s.ndim != 1 or s.size < 2:
@@ -291,7 +296,7 @@ def one_run_audit(
         ValueError: on mismatched / non-finite inputs, a bad strategy, fraction, τ, δ or
             confidence, or missing ``num_guesses`` for ``"fixed"``.
     """
-    s, t = _inputs(scores, truth)
+    s, t = check_scores_truth(scores, truth)
     conf = check_probability(confidence, "confidence")
     d = check_probability(delta, "delta")
     m = s.size

@@ -10,18 +10,9 @@ import pytest
 
 from ppaudit.accounting import rdp_to_dp
 from ppaudit.blackbox.votes import CONVERSIONS, audit_votes, load_votes
-from ppaudit.cli import main
+from cli_runner import call
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def call(capsys, *args):
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")

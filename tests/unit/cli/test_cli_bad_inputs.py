@@ -15,17 +15,9 @@ import pytest
 
 import ppaudit.cli as cli
 from ppaudit.blackbox.votes import VotesLayoutWarning, load_votes, votes_look_transposed
+from cli_runner import call
 
 GOOD_COUNTS = "output,counts0,counts1\na,7300,2700\nb,2700,7300\n"
-
-
-def call(capsys, *args):
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _votes(n_teachers=50, n_queries=6, seed=0):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ppaudit.cli import main
+from cli_runner import call
 
 REPO = Path(__file__).resolve().parents[3]
 COMMANDS = ["audit-votes", "audit-counts", "one-run", "selfcheck", "figure"]
@@ -29,16 +29,6 @@ def _exe() -> str:
 def run(*args, cwd=None):
     """The installed entry point in a subprocess."""
     return subprocess.run([_exe(), *map(str, args)], capture_output=True, text=True, cwd=cwd or REPO, timeout=300)
-
-
-def call(capsys, *args):
-    """``main`` in-process: (exit code, stdout, stderr)."""
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture()

@@ -7,16 +7,7 @@ import pytest
 
 from ppaudit.attacks.one_run import epsilon_gdp_family, epsilon_lower_bound
 from ppaudit.blackbox import auroc, epsilon_interval_from_confusion, one_run_audit, tpr_at_fpr
-from ppaudit.cli import main
-
-
-def call(capsys, *args):
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from cli_runner import call
 
 
 @pytest.fixture()

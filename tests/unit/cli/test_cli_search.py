@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from ppaudit.cli import main
+from cli_runner import call
 
 MECH = textwrap.dedent(
     """
@@ -32,15 +32,6 @@ def mechdir(tmp_path, monkeypatch):
     (tmp_path / "search_cli_mechs.py").write_text(MECH)
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def call(capsys, *args):
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_search_finds_violation_with_witness(capsys, mechdir):
