@@ -28,6 +28,7 @@ import yaml
 
 from ppaudit.accounting import rdp_to_dp
 from ppaudit.audit import count_audits, epsilon_floor, simultaneous_confidence
+from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
 from tiny_llm import build_tiny_model  # tests/tiny_llm.py
 from workflow_runner import assert_figure_files, output_of, run_snakemake, tiny_section  # tests/workflow_runner.py
@@ -271,9 +272,12 @@ def test_audits_are_ordered_per_query_and_composed(run_dir):
     s = _summary(run_dir)
     assert set(s["dataset"]) == set(cfg["datasets"]) and set(s["adversary"]) == set(ADVERSARIES)
     assert set(s["case"]) == {"worst", "max", "average"} and (s["algo"] == "knn").all()
-    for col in ("audit_method", "trials_used", "paper_trials", "confidence_per_audit", "effective_confidence"):
+    for col in ("audit_method", "trials_used", "paper_trials", "multiplicity", "confidence_per_audit", "effective_confidence_min",
+                "num_audits", "simultaneous_confidence"):
         assert col in s, col
-    assert (s["effective_confidence"] >= cfg.get("confidence", 0.95) - 1e-3).all()
+    # issue 27 §1: every audit run holds at once at 95 % less the pruning slack (the union bound over num_audits)
+    assert (s["simultaneous_confidence"] >= cfg.get("confidence", 0.95) - 1e-3).all()
+    assert (s["simultaneous_confidence"] <= cfg.get("confidence", 0.95) + 1e-12).all()
     assert {"two_cut_paper", "valid_eps_lower"} <= set(s["column"])
     assert set(s["sigma"]) == {3.0} and (s["k"] == cfg["k"]).all() and (s["num_queries"] == cfg["num_queries"]).all()
     w = s[s["case"] == "worst"].pivot_table(index=["dataset", "adversary"], columns="column", values="epsilon")
@@ -301,10 +305,15 @@ def test_audits_are_ordered_per_query_and_composed(run_dir):
             assert len(pq) == pq[["candidate", "query"]].drop_duplicates().shape[0] * len(cfg["orders"])
             assert (pq["two_cut_cp"] >= 0).all() and (pq["two_cut_cp"] <= pq["exact"] + 5 * pq["exact_se"] + 1e-9).all()
             assert (pq["exact"] <= pq["data_independent"] * (1 + 1e-9)).all()
-            # Bonferroni over the candidate × query audits of the adversary (issue 13 §3)
-            n_audits = pq[["candidate", "query"]].drop_duplicates().shape[0]
-            assert (pq["multiplicity"] == "bonferroni").all()
+            # Bonferroni over every audit run for the adversary (issue 13 §3, issue 27 §1): per (candidate, query)
+            # the 2-cut, the k-cut and the per-query ε bound (+ whole-transcript audits, off in the tiny config)
+            pairs = pq[["candidate", "query"]].drop_duplicates().shape[0]
+            n_audits = 3 * pairs + (pq.drop_duplicates("candidate")["candidate_audits"].sum() if "candidate_audits" in pq else 0)
+            assert (pq["multiplicity"] == "bonferroni").all() and (pq["bonferroni_audits"] == n_audits).all()
             np.testing.assert_allclose(pq["confidence_per_audit"], 1 - (1 - cfg.get("confidence", 0.95)) / n_audits, rtol=1e-12)
+            prov = s[(s["dataset"] == ds) & (s["adversary"] == adv)]
+            assert (prov["num_audits"] == n_audits).all() and count_audits(pq) == n_audits
+            np.testing.assert_allclose(prov["simultaneous_confidence"], simultaneous_confidence(pq), rtol=1e-12)
             assert pq["nu"].between(0, cfg["gamma"] + 1e-12).all()
             # how each audit was made (issue 13 §3-4): sound column + the paper's procedure beside it
             assert set(pq["audit_method"]) <= {"exact-enumerated", "rao-blackwellised", "sampled", "none"}
@@ -346,6 +355,16 @@ def test_findings_and_figure_tables(run_dir):
     worst = s[(s["case"] == "worst") & (s["column"] == "two_cut_cp")].set_index(["dataset", "adversary"])["epsilon"]
     for r in fig5[(fig5["column"] == "two_cut_cp")].itertuples():
         assert r.epsilon == pytest.approx(worst[(r.dataset, r.adversary)])
+    # Fig. 5's footer (logged as printed): the union bound over every kNN audit run, with N, per adversary
+    footer = [ln for ln in (run_dir / "logs" / "plot_chadha_fig5" / "fig5.log").read_text().splitlines() if "footer: " in ln]
+    assert len(footer) == 1, footer
+    text = footer[0].split("footer: ", 1)[1]
+    assert text.startswith("per algorithm, dataset and adversary, every audit run (2-cut, k-cut and per-query valid ε lower "
+                           "bound of each candidate and query"), text
+    each = []
+    for adv, h in s.groupby("adversary", sort=False):
+        each.append(f"{KNN_ADVERSARY_LABELS.get(adv, adv)} ≥ {h['simultaneous_confidence'].min():.4f} (N = {int(h['num_audits'].max())})")
+    assert f"knn: {', '.join(each)} (bonferroni)" in text, text
     app = pd.read_csv(run_dir / "results" / "figures" / "chadha2024" / "fig25.csv")
     assert list(app.columns) == ["panel", "dataset", "bar", "order", "value"]
     assert set(app["panel"]) == {"bars", "rdp"}

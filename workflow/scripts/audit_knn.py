@@ -30,6 +30,8 @@ with device_scope(p.audit_device):  # Monte Carlo device (numpy on cpu, float32 
     )
 table["expected_inclusions"] = table["candidate"].map(dict(enumerate(crafted.expected_inclusions.tolist())))
 first = table.drop_duplicates(["candidate", "query"])
+log.info("Bonferroni over %d audits (2-cut, k-cut and per-query ε bound of each pair, whole-transcript audits): each at %.6g",
+         int(table["bonferroni_audits"].iloc[0]), float(table["confidence_per_audit"].iloc[0]))
 log.info("audited %d (candidate, query) pairs; audit methods %s; exact methods %s", len(first),
          first["audit_method"].value_counts().to_dict(), first["exact_method"].value_counts().to_dict())
 write_csv(table, snakemake.output.per_query)  # noqa: F821

@@ -5,7 +5,9 @@ Outputs: ``rdp`` and ``eps`` (ppaudit.experiments.private_knn.compose_knn), ``su
 (summarize_knn plus the columns algo, encoder, sigma, k, gamma, trials (the configured T),
 num_queries, source, delta, eps_floor, and the provenance of the audits,
 ppaudit.experiments.private_knn.knn_audit_provenance: audit_method, trials_used, paper_trials,
-confidence_per_audit, effective_confidence).
+multiplicity, confidence_per_audit, effective_confidence_min, num_audits — every audit run: the
+2-cut, k-cut and per-query ε bound of each (candidate, query) and the whole-transcript audits — and
+simultaneous_confidence, the union bound over them, issue 27 §1).
 """
 
 import _ppaudit_path

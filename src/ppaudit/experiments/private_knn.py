@@ -62,6 +62,13 @@ Pipeline (one dataset):
    the transcript's (unlike PATE's shared histogram, issue 13 §1).
 6. :func:`knn_findings` — the paper's three claims (§6) checked on the numbers.
 
+Confidence (issue 13 §3, issue 27 §1): by default every audit of one adversary runs at
+``1 − (1 − confidence)/N`` with ``N`` = every audit that is run (:func:`knn_audit_count`, the
+same counter as PATE / CaPC: per (candidate, query) the 2-cut, the k-cut and the per-query ε
+bound, :data:`KNN_COUNT_BOUNDS`, plus each whole-transcript audit), so that all of them hold at
+once; summary.csv's ``simultaneous_confidence`` (:func:`knn_audit_provenance`) is that union
+bound, over ``num_audits`` audits, and Fig. 5's footer prints it.
+
 Randomness: each (candidate, query) audit draws from
 ``job_generator(seed, experiment, "audit", key, query)``; the same seed gives the same table
 whatever subset of candidates a job runs.
@@ -93,6 +100,9 @@ __all__ = [
     "summarize_knn",
     "run_knn_audits",
     "knn_audit_provenance",
+    "knn_audit_count",
+    "knn_candidate_audits",
+    "KNN_COUNT_BOUNDS",
     "knn_findings",
     "select_knn_candidates",
     "knn_findings_table",
@@ -181,12 +191,15 @@ TEXT_DOWNLOAD_DATASETS = ("sst2", "agnews")
 # re-exports of the audit and findings modules (imported last: they use the constants above)
 from .private_knn_audit import (  # noqa: E402
     KNN_AUDIT_META,
+    KNN_COUNT_BOUNDS,
     KNN_RDP_COLUMNS,
     KnnModelSource,
     audit_knn_crafted,
     audit_knn_model,
     compose_knn,
+    knn_audit_count,
     knn_audit_provenance,
+    knn_candidate_audits,
     run_knn_audits,
     summarize_knn,
 )

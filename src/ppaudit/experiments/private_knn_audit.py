@@ -20,11 +20,13 @@ from ..audit import (
     bonferroni_confidence,
     compose_candidates,
     composed_event_epsilon,
+    count_audits,
     counts_transcript_epsilon,
     k_cut_lower_bound,
     paper_counts_from_estimate,
     rao_blackwell_transcript_event,
     rao_blackwell_two_cut,
+    simultaneous_confidence,
     summarize_candidates,
     two_cut_lower_bound,
 )
@@ -38,14 +40,65 @@ from ..mechanisms.private_knn import (
 from ..montecarlo import model_noisy_argmax_counts
 from ..rng import job_generator
 from ..vote_models import QUADRATURE_ABS_ERROR, certified_mixture_rdp, mixture_rdp_estimate
+from .private_prediction import per_query_audit_count
 
-__all__ = ["KNN_RDP_COLUMNS", "KnnModelSource", "KNN_AUDIT_META", "audit_knn_model", "audit_knn_crafted", "compose_knn", "summarize_knn", "run_knn_audits", "knn_audit_provenance"]
+__all__ = ["KNN_RDP_COLUMNS", "KNN_COUNT_BOUNDS", "KnnModelSource", "KNN_AUDIT_META", "audit_knn_model", "audit_knn_crafted", "knn_audit_count",
+           "knn_candidate_audits", "compose_knn", "summarize_knn", "run_knn_audits", "knn_audit_provenance"]
 
 #: The per-order columns of the per-query table that are composed over queries.
 #: ``two_cut_cp`` is the sound 2-cut audit (``procedure: ours``: Clopper–Pearson on exact or
 #: sampled counts, or the Rao–Blackwellised empirical Bernstein bound); ``two_cut_paper`` the
 #: paper's procedure (equal to ``two_cut_cp`` except where the law is a Monte Carlo estimate).
 KNN_RDP_COLUMNS = ("two_cut_cp", "two_cut_paper", "k_cut", "exact", "exact_lo", "exact_hi", "data_independent")
+
+#: The confidence statements one (candidate, query) pair of :func:`audit_knn_model` makes from its
+#: output counts, each at the pair's ``effective_confidence`` (issue 27 §1): the sound 2-cut
+#: ``two_cut_cp`` (all orders from one interval), the k-cut ``k_cut`` (its own simultaneous
+#: interval) and the per-query valid ε lower bound ``valid_eps_lower`` (its own split and
+#: Clopper–Pearson box, :func:`ppaudit.audit.counts_transcript_epsilon`; its event bounds
+#: ``event_p_low`` / ``event_q_high`` are the same statement, composed by :func:`compose_knn`).
+#: ``two_cut_paper`` is no audit of its own: it is ``two_cut_cp`` itself where the law is enumerated
+#: or sampled, and the paper's procedure (a Monte Carlo law taken as exact: no valid bound, no
+#: confidence) where it is Rao–Blackwellised. There the sound 2-cut and ε bound hold together and
+#: the k-cut is computed on the paper's counts; the count still reserves three shares per pair, so
+#: that ``N`` is fixed before any law is enumerated (the union bound stays valid, slightly
+#: conservative). Without ``delta`` there is no ε bound: two per pair.
+KNN_COUNT_BOUNDS = ("two_cut_cp", "k_cut", "valid_eps_lower")
+
+
+def _count_bounds(delta: float | None) -> tuple[str, ...]:
+    return KNN_COUNT_BOUNDS if delta is not None else KNN_COUNT_BOUNDS[:2]
+
+
+def knn_candidate_audits(crafted: KnnCrafted, candidates: Sequence[int] | None = None, delta: float | None = None,
+                         transcript_event: bool = False, nonenumerable: str = "rao-blackwell") -> list[int]:
+    """The candidates whose whole transcript :func:`audit_knn_crafted` audits at once (one audit each).
+
+    A candidate with several single-answer queries (Pois-NatQ), with ``transcript_event``, a
+    ``delta`` and ``nonenumerable="rao-blackwell"``; none otherwise (AdvQ: one repeated query).
+    """
+    rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
+    if not transcript_event or delta is None or nonenumerable != "rao-blackwell":
+        return []
+    return [i for i in rows if crafted.audit_queries.shape[1] > 1 and (crafted.repetitions[i] == 1).all()]
+
+
+def knn_audit_count(crafted: KnnCrafted, candidates: Sequence[int] | None = None, delta: float | None = None,
+                    transcript_event: bool = False, nonenumerable: str = "rao-blackwell") -> int:
+    """How many audits :func:`audit_knn_crafted` runs: the ``N`` of its Bonferroni correction (issue 27 §1).
+
+    Per (candidate, query) pair the :data:`KNN_COUNT_BOUNDS` (the 2-cut, the k-cut and, with
+    ``delta``, the per-query ε bound), counted by the same
+    :func:`ppaudit.experiments.private_prediction.per_query_audit_count` as PATE / CaPC (no
+    null-canary control is run for Private-kNN), plus one whole-transcript audit per candidate of
+    :func:`knn_candidate_audits`.
+
+    Example:
+        The paper-scale Rotten Tomatoes Nat-AdvQ (1,000 candidates × 1 repeated query) with δ:
+        ``1000 × 3 = 3000`` audits, where counting one per pair gave 1,000.
+    """
+    per_pair = per_query_audit_count(crafted, candidates=candidates, count_bounds=_count_bounds(delta))
+    return per_pair + len(knn_candidate_audits(crafted, candidates, delta, transcript_event, nonenumerable))
 
 
 def audit_knn_model(
@@ -298,12 +351,18 @@ def audit_knn_crafted(
         seed, experiment: root of the randomness (e.g. ``"knn-fashion-mnist"``).
         gamma: the subsampling rate (for the theory column).
         candidates: rows of ``crafted`` to audit (default: all; e.g. one shard per job).
-        bonferroni: run every audit at ``1 − (1 − confidence)/N`` (``N`` audits: the per-query ones
-            and, with ``transcript_event``, one whole-transcript audit per candidate with several
-            single-answer queries) so that all
-            hold simultaneously — the worst candidate and the Pois-NatQ sum then hold at
-            ``confidence`` (default; ``False`` is the paper's uncorrected procedure). Columns
-            ``multiplicity`` and ``confidence_per_audit`` record it.
+        bonferroni: run every audit at ``1 − (1 − confidence)/N`` with ``N`` = every audit this
+            call runs (:func:`knn_audit_count`: per (candidate, query) the 2-cut, the k-cut and,
+            with ``delta``, the per-query ε bound — :data:`KNN_COUNT_BOUNDS` — and, with
+            ``transcript_event``, one whole-transcript audit per candidate with several
+            single-answer queries), so that all of them hold simultaneously — every plotted
+            bar, the worst and the average candidate, the composed ε bounds and the Pois-NatQ
+            sums then hold at ``confidence`` together (default; ``False`` is the paper's
+            uncorrected procedure). Columns ``multiplicity``, ``confidence_per_audit`` (the
+            level) and ``bonferroni_audits`` (the ``N``) record it; ``count_audits`` (per pair,
+            at ``effective_confidence``), ``transcript_audits`` (0) and ``candidate_audits``
+            (per candidate, at ``confidence_per_audit``) say how many audits each row stands for
+            (read by :func:`knn_audit_provenance` through :func:`ppaudit.audit.simultaneous_confidence`).
         progress: tqdm bar over the audits.
         delta: δ of the per-query ``valid_eps_lower`` (transcript of the query's repetitions).
         transcript_event: with ``delta`` and ``nonenumerable="rao-blackwell"``, also audit the whole
@@ -327,12 +386,13 @@ def audit_knn_crafted(
             raise ValueError(f"candidates must lie in [0, {crafted.num_candidates}), got {i}")
     pairs = [(i, j) for i in rows for j in range(crafted.audit_queries.shape[1])]
     # the whole-transcript audit of a candidate with several single-answer queries (Pois-NatQ)
-    whole = [i for i in rows if crafted.audit_queries.shape[1] > 1 and (crafted.repetitions[i] == 1).all()]
-    if not transcript_event or delta is None or audit_kwargs.get("nonenumerable", "rao-blackwell") != "rao-blackwell":
-        whole = []
+    nonenumerable = audit_kwargs.get("nonenumerable", "rao-blackwell")
+    whole = knn_candidate_audits(crafted, rows, delta, transcript_event, nonenumerable)
+    # one Bonferroni budget over every audit run (issue 27 §1), fixed before any of them runs
+    n_audits = knn_audit_count(crafted, rows, delta, transcript_event, nonenumerable)
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, len(pairs) + len(whole))
+        conf = bonferroni_confidence(conf, n_audits)
     keys = crafted.keys
     frames = []
     laws: dict[int, list] = {}
@@ -348,6 +408,10 @@ def audit_knn_crafted(
             df.insert(pos, name, value)
         df["multiplicity"] = "bonferroni" if bonferroni else "none (paper)"
         df["confidence_per_audit"] = conf
+        df["count_audits"] = len(_count_bounds(delta))  # KNN_COUNT_BOUNDS, each at effective_confidence
+        df["transcript_audits"] = 0
+        df["candidate_audits"] = int(i in whole)  # the candidate's whole-transcript audit, at confidence_per_audit
+        df["bonferroni_audits"] = n_audits if bonferroni else 1
         frames.append(df)
     if not frames:
         return pd.DataFrame()
@@ -531,7 +595,7 @@ def run_knn_audits(
 
 
 def knn_audit_provenance(per_query: pd.DataFrame, confidence: float) -> dict:
-    """How one adversary's audits were made, for ``summary.csv`` (issue 13 §3).
+    """How one adversary's audits were made and how far they hold together, for ``summary.csv`` (issues 13 §3, 27 §1).
 
     Args:
         per_query: the table of :func:`audit_knn_crafted` (one adversary).
@@ -541,10 +605,16 @@ def knn_audit_provenance(per_query: pd.DataFrame, confidence: float) -> dict:
         ``audit_method`` (``"method×count; …"`` over the audited (candidate, query) pairs),
         ``trials_used`` (per method the ``T`` counts per side, or the ``M`` Rao–Blackwellised
         draws, min–max), ``paper_trials`` (``T`` of ``two_cut_paper``, min–max),
-        ``confidence_per_audit`` and ``effective_confidence``: with Bonferroni, the probability
-        that every per-query bound holds together, ``1 − Σ_audits (1 − effective_confidence_i)``
-        (the union bound; ``confidence`` when nothing was truncated); without (the paper's
-        uncorrected procedure), the smallest per-audit level (no simultaneous guarantee).
+        ``multiplicity`` (``bonferroni`` / ``none (paper)``), ``confidence_per_audit`` (the level
+        of each audit), ``effective_confidence_min`` (the smallest level after the pruning slack),
+        ``num_audits`` — the ``N`` audits that were run (:func:`ppaudit.audit.count_audits`: per
+        (candidate, query) the 2-cut, the k-cut and the per-query ε bound, and each
+        whole-transcript audit) — and ``simultaneous_confidence``, the probability that all of
+        them hold together, ``1 − Σ_audits (1 − c_i)`` (:func:`ppaudit.audit.simultaneous_confidence`,
+        the union bound with each audit's effective confidence; ``confidence`` less the pruning
+        slack with Bonferroni, ``1 − (1 − confidence)·N`` floored at 0 for the paper's uncorrected
+        procedure). The paper's procedure ``two_cut_paper`` (where it differs from
+        ``two_cut_cp``), the exact values and the theory carry no confidence and are not counted.
 
     Raises:
         ValueError: a table without the audit metadata.
@@ -563,10 +633,29 @@ def knn_audit_provenance(per_query: pd.DataFrame, confidence: float) -> dict:
     used = "; ".join(f"{m}: {unit.get(m, 'T')}={rng_of(first.loc[first['audit_method'] == m, 'trials'])}" for m in methods.index if m != "none")
     sim = first[first["audit_method"] != "none"]
     paper = rng_of(sim["paper_trials"]) if len(sim) else "0"
-    eff = 1.0 - float(np.sum(1.0 - first["effective_confidence"].to_numpy(dtype=float)))
     per = float(per_query["confidence_per_audit"].iloc[0]) if "confidence_per_audit" in per_query else float(confidence)
+    if "multiplicity" in per_query:
+        multiplicity = "; ".join(sorted(set(per_query["multiplicity"].astype(str))))
+    else:
+        multiplicity = "bonferroni" if per > float(confidence) else "none (paper)"
+    t = per_query.assign(confidence_per_audit=per_query.get("confidence_per_audit", per))
+    if "count_audits" not in t:  # a table written before issue 27: the 2-cut, the k-cut and, with δ, the ε bound
+        with_eps = "valid_eps_lower" in t and t["valid_eps_lower"].notna().any()
+        t["count_audits"] = len(KNN_COUNT_BOUNDS) if with_eps else len(KNN_COUNT_BOUNDS) - 1
+    candidate_table = _candidate_audit_table(t)
     return {"audit_method": "; ".join(f"{m}×{n}" for m, n in methods.items()), "trials_used": used or "none",
-            "paper_trials": paper, "confidence_per_audit": per,
-            # Bonferroni (per-audit level above the target): all audits hold together by the union
-            # bound; uncorrected (the paper's procedure): only each audit's own level holds
-            "effective_confidence": max(eff, 0.0) if per > float(confidence) else float(first["effective_confidence"].min())}
+            "paper_trials": paper, "multiplicity": multiplicity, "confidence_per_audit": per,
+            "effective_confidence_min": float(first["effective_confidence"].min()),
+            "num_audits": count_audits(t, candidate_table), "simultaneous_confidence": simultaneous_confidence(t, candidate_table)}
+
+
+def _candidate_audit_table(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The per-candidate audits of a per-query table (column ``candidate_audits``, the whole-transcript
+    audits of :func:`knn_candidate_audits`) as the ``joint`` table of
+    :func:`ppaudit.audit.simultaneous_confidence` (one row per candidate, ``num_audits``); empty
+    when there are none."""
+    if "candidate_audits" not in per_query or not (per_query["candidate_audits"] > 0).any():
+        return pd.DataFrame()
+    one = per_query.drop_duplicates("candidate")
+    return pd.DataFrame({"candidate": one["candidate"].to_numpy(), "num_audits": one["candidate_audits"].to_numpy(dtype=int),
+                         "confidence_per_audit": one["confidence_per_audit"].to_numpy(dtype=float)})

@@ -322,27 +322,39 @@ def transcript_audits_per_pair(transcript_audit_method: str) -> int:
     return 1 if transcript_audit_method == "rao-blackwell" else 2
 
 
-def per_query_audit_count(crafted: CraftedCanaries, transcript: bool = False, transcript_audit_method: str = "rao-blackwell",
-                          control: bool = False, candidates: Sequence[int] | None = None) -> int:
+def per_query_audit_count(crafted, transcript: bool = False, transcript_audit_method: str = "rao-blackwell",
+                          control: bool = False, candidates: Sequence[int] | None = None,
+                          count_bounds: Sequence[str] = COUNT_LOWER_BOUNDS) -> int:
     """How many audits :func:`audit_crafted` runs: the ``N`` of its Bonferroni correction.
 
-    Per (candidate, query) pair: the 2-cut and the k-cut (:data:`COUNT_LOWER_BOUNDS`), plus the
+    Per (candidate, query) pair: the confidence statements computed from its output counts
+    (``count_bounds``; PATE / CaPC: the 2-cut and the k-cut, :data:`COUNT_LOWER_BOUNDS`), plus the
     transcript audit (:func:`transcript_audits_per_pair`) with ``transcript``; twice that with
-    the null-canary ``control``.
+    the null-canary ``control``. The same count serves Private-kNN
+    (:func:`ppaudit.experiments.private_knn.knn_audit_count`: ``count_bounds`` = the 2-cut, the
+    k-cut and the per-query ε bound, :data:`~ppaudit.experiments.private_knn.KNN_COUNT_BOUNDS`).
 
     Args:
-        crafted: the candidates and their query sequences.
+        crafted: the candidates and their query sequences (:class:`~ppaudit.adversaries.CraftedCanaries`
+            or :class:`~ppaudit.adversaries.private_knn.KnnCrafted`: ``num_candidates`` and one
+            row of ``audit_queries`` per candidate).
         transcript, transcript_audit_method, control, candidates: as :func:`audit_crafted`.
+        count_bounds: the names of the confidence statements each pair's counts give.
 
     Returns:
-        ``pairs × (2 + transcript audits) × (1 + control)``.
+        ``pairs × (len(count_bounds) + transcript audits) × (1 + control)``.
+
+    Raises:
+        ValueError: ``count_bounds`` empty, or an unknown ``transcript_audit_method``.
 
     Example:
         40 pairs with transcripts (Rao–Blackwellised) and controls: ``40 × 3 × 2 = 240`` audits.
     """
+    if not len(count_bounds):
+        raise ValueError("count_bounds must name at least one bound, got none")
     rows = range(crafted.num_candidates) if candidates is None else [int(i) for i in candidates]
     pairs = sum(len(crafted.audit_queries[i]) for i in rows)
-    per_pair = len(COUNT_LOWER_BOUNDS) + (transcript_audits_per_pair(transcript_audit_method) if transcript else 0)
+    per_pair = len(count_bounds) + (transcript_audits_per_pair(transcript_audit_method) if transcript else 0)
     return pairs * per_pair * (2 if control else 1)
 
 

@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_knn_fig5", "fig5_table", "FIG5_RIGHT_PANEL", "KNN_ADVERSARY_LABELS", "ADVERSARY_COLORS"]
+__all__ = ["plot_knn_fig5", "fig5_table", "knn_confidence_footer", "KNN_AUDITS", "FIG5_RIGHT_PANEL", "KNN_ADVERSARY_LABELS",
+           "ADVERSARY_COLORS"]
 
 from ..experiments.private_knn_names import KNN_ADVERSARY_LABELS  # noqa: E402 (re-exported)
 
@@ -22,6 +23,30 @@ ADVERSARY_COLORS = {
     "Pois-NatQ (train)": "tab:olive",
     "Pois-NatQ (embedding)": "tab:red",
 }
+
+
+#: What Fig. 5's union bound covers (issue 27 §1; :data:`ppaudit.experiments.private_knn.KNN_COUNT_BOUNDS`).
+KNN_AUDITS = ("2-cut, k-cut and per-query valid ε lower bound of each candidate and query — three shares per pair, also where "
+              "the Rao–Blackwellised 2-cut and ε bound are one statement and the k-cut, like the crosses, is the paper's "
+              "procedure on a Monte Carlo law — and each whole-transcript audit")
+
+
+def knn_confidence_footer(summary: pd.DataFrame, labels: dict[str, str]) -> str:
+    """Fig. 5's footer: per dataset's adversary the confidence with which every Private-kNN audit
+    that was run holds at once (:func:`ppaudit.plots.pate_capc.confidence_footer` with
+    :data:`KNN_AUDITS`; summary columns ``simultaneous_confidence``, ``num_audits``, ``multiplicity``).
+
+    Args:
+        summary: every kNN summary (column ``algo`` = ``knn``).
+        labels: adversary → legend label.
+
+    Returns:
+        The footer text; empty for a summary without ``simultaneous_confidence``.
+    """
+    from .pate_capc import confidence_footer
+
+    s = summary if "algo" in summary.columns else summary.assign(algo="knn")
+    return confidence_footer([s], list(labels), covers=KNN_AUDITS, labels=labels)
 
 
 #: The Pois-NatQ adversaries of Fig. 5's right panel (poisons from the test set, the train set
@@ -108,7 +133,7 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
     ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
 
 
-def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
+def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None, footer: str | None = None):
     """Fig. 5: left, every adversary's 2-cut audit against the data-independent theory per
     dataset; right, the Pois-NatQ poisons from the test set, the train set and the
     embedding space. Bars: the sound audit (ours); black ticks: the exact ε of the vote model
@@ -121,6 +146,7 @@ def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
             ``exact_eps_pld`` or ``data_independent``), ``epsilon``.
         title: figure title.
         floor: ε of a zero RDP curve (dotted line).
+        footer: a line under the panels (:func:`knn_confidence_footer`).
     """
     fig, axes = plt.subplots(1, 2, figsize=(12.0, 5.0))
     titles = {"left": "adversaries vs theory (2-cut audit, worst case)", "right": "Pois-NatQ: test / train vs embedding poison"}
@@ -128,5 +154,9 @@ def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None):
         _panel(ax, table[table["panel"] == panel], floor)
         ax.set_title(titles[panel], fontsize=9)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    if footer:
+        fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+    else:
+        fig.tight_layout()
     return fig

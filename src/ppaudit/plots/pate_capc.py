@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
@@ -135,26 +135,36 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
     return fig
 
 
-def confidence_footer(summaries, adversaries) -> str:
-    """The confidence that holds for the PATE / CaPC bars of Figs. 3–4, as one line per algorithm.
+#: What the PATE / CaPC footer's union bound covers (issue 27 §1).
+PATE_CAPC_AUDITS = ("2-cut, k-cut and transcript audits of each candidate and query, again for the null-canary controls, "
+                    "and the joint audits")
+
+
+def confidence_footer(summaries, adversaries, covers: str = PATE_CAPC_AUDITS, labels=None) -> str:
+    """The confidence that holds for the bars of Figs. 3–4 (PATE / CaPC) or 5 (Private-kNN), as one line per algorithm.
 
     Per algorithm and adversary, the smallest ``simultaneous_confidence`` over its datasets
     (:func:`ppaudit.audit.simultaneous_confidence`: the union bound over every audit that was
-    run — the 2-cut, k-cut and transcript audits of each (candidate, query), the same for the
-    null-canary control, and the joint audits; pruning slack included), the number of audits it
-    covers (``num_audits``, the largest over the datasets, when the summaries have it) and the
-    multiplicity correction. Every bar of the adversary, the sums over queries, the worst
-    candidate and the comparisons between bars hold together at that level. Summaries without
-    the column (PromptPATE) are skipped.
+    run — PATE / CaPC: the 2-cut, k-cut and transcript audits of each (candidate, query), the
+    same for the null-canary control, and the joint audits; Private-kNN: the 2-cut, k-cut and
+    per-query ε bound of each (candidate, query) and the whole-transcript audits; pruning slack
+    included), the number of audits it covers (``num_audits``, the largest over the datasets,
+    when the summaries have it) and the multiplicity correction. Every bar of the adversary, the
+    sums over queries, the worst candidate and the comparisons between bars hold together at
+    that level. Summaries without the column (PromptPATE) are skipped.
 
     Args:
         summaries: summary tables (columns algo, adversary, simultaneous_confidence, multiplicity;
             optional num_audits).
         adversaries: the adversaries of the figure.
+        covers: the audits the union bound counts, in words (:data:`PATE_CAPC_AUDITS`,
+            :data:`ppaudit.plots.knn.KNN_AUDITS`).
+        labels: adversary → label (default: Nat-AdvQ, Pois-AdvQ, Pois-NatQ; others by name).
 
     Returns:
         The footer text; empty when no summary has the column.
     """
+    names = {**_ADV_LABEL, **dict(labels or {})}
     parts = []
     for s in summaries:
         if "simultaneous_confidence" not in s.columns:
@@ -164,12 +174,11 @@ def confidence_footer(summaries, adversaries) -> str:
             each = []
             for adv, h in g.groupby("adversary", sort=False):
                 n = f" (N = {int(h['num_audits'].max())})" if "num_audits" in h.columns else ""
-                each.append(f"{_ADV_LABEL.get(adv, adv)} ≥ {float(h['simultaneous_confidence'].min()):.4f}{n}")
+                each.append(f"{names.get(adv, adv)} ≥ {float(h['simultaneous_confidence'].min()):.4f}{n}")
             parts.append(f"{algo}: {', '.join(each)} ({'; '.join(sorted(set(g['multiplicity'].astype(str))))})")
     if not parts:
         return ""
-    return ("per algorithm, dataset and adversary, every audit run (2-cut, k-cut and transcript audits of each candidate "
-            "and query, again for the null-canary controls, and the joint audits) holds at once (union bound over its N "
+    return (f"per algorithm, dataset and adversary, every audit run ({covers}) holds at once (union bound over its N "
             "audits, pruning slack included; smallest over the datasets) with confidence " + "; ".join(parts))
 
 

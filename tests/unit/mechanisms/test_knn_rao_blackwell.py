@@ -88,6 +88,14 @@ def test_provenance_of_a_bonferroni_table():
         rows.append({"candidate": 0, "query": i, "audit_method": meth, "trials": t, "paper_trials": 10**8 if t else 0,
                      "effective_confidence": eff, "confidence_per_audit": 0.99})
     p = knn_audit_provenance(pd.DataFrame(rows), 0.95)
-    assert p["effective_confidence"] == pytest.approx(1 - (0.01 + 0.015 + 0.01))
+    # a table without the per-row audit counts (written before issue 27 §1): each pair stands for its
+    # 2-cut and k-cut (no valid_eps_lower column: no ε bound), each at its effective confidence
+    assert p["num_audits"] == 6 and p["multiplicity"] == "bonferroni"
+    assert p["simultaneous_confidence"] == pytest.approx(1 - 2 * (0.01 + 0.015 + 0.01), abs=1e-12)
+    assert p["effective_confidence_min"] == pytest.approx(0.985) and p["confidence_per_audit"] == 0.99
+    # the same pairs with their ε bounds and a whole-transcript audit (at confidence_per_audit, no pruning slack)
+    q = knn_audit_provenance(pd.DataFrame(rows).assign(count_audits=3, candidate_audits=1), 0.95)
+    assert q["num_audits"] == 10
+    assert q["simultaneous_confidence"] == pytest.approx(1 - 3 * (0.01 + 0.015 + 0.01) - 0.01, abs=1e-12)
     assert "rao-blackwellised: M=1e+03" in p["trials_used"] and "exact-enumerated: T=1e+08" in p["trials_used"]
     assert p["audit_method"].count("×") == 3

@@ -316,9 +316,14 @@ def test_run_knn_audits_small_end_to_end(setup):
         assert row["eps_valid_eps_lower"] == np.nanmax([single, row["eps_valid_eps_lower_composed"], row["eps_valid_eps_lower_transcript"]])
     # the whole-transcript audit: Pois-NatQ candidates only (several single-answer queries), counted in the Bonferroni N
     natq = e["adversary"].str.startswith("pois-natq")
-    for adv, g in pq.groupby("adversary"):  # Bonferroni over the per-query audits and, for Pois-NatQ, one transcript audit per candidate
-        n = g.groupby(["candidate", "query"]).ngroups + (g["candidate"].nunique() if adv.startswith("pois-natq") else 0)
+    for adv, g in pq.groupby("adversary"):
+        # Bonferroni over every audit run (issue 27 §1): per (candidate, query) the 2-cut, the k-cut and the
+        # per-query ε bound, and for Pois-NatQ one whole-transcript audit per candidate (was: pairs + candidates)
+        n = 3 * g.groupby(["candidate", "query"]).ngroups + (g["candidate"].nunique() if adv.startswith("pois-natq") else 0)
         np.testing.assert_allclose(g["confidence_per_audit"], 1 - 0.05 / n, rtol=1e-12)
+        assert (g["bonferroni_audits"] == n).all()
+        prov = pk.knn_audit_provenance(g, 0.95)
+        assert prov["num_audits"] == n and 0.95 - 1e-3 <= prov["simultaneous_confidence"] <= 0.95 + 1e-12
     assert e.loc[natq, "eps_valid_eps_lower_transcript"].notna().all() and e.loc[~natq, "eps_valid_eps_lower_transcript"].isna().all()
     sep = pq.dropna(subset=["event_p_low"])
     assert (sep["event_p_low"] > sep["event_q_high"]).all()
