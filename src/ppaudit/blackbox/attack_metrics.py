@@ -27,6 +27,7 @@ from scipy.special import ndtri
 
 from .._validation import check_probability
 from ..intervals import clopper_pearson
+from .scores import check_scores_truth
 
 __all__ = [
     "TprAtFpr",
