@@ -39,11 +39,13 @@ for _target in FIGURES.generated_targets():
             figure_target_files(_target.id),
 
 
+# `snakemake -c2` without a target: every figure and table, or those of the config key
+# `targets` (config/slices/fmnist_gpu.yaml: chadha_fig3).
 rule all:
     default_target: True
     localrule: True
     input:
-        FIGURES.all_files(),
+        ALL_TARGET_FILES,
 
 
 check_figure_registry()

@@ -7,8 +7,9 @@ without it, at the H100 figures issue 17 quotes (:data:`ppaudit.workflow.gpu_bud
 the code before its changes, teachers one at a time, the raw sampler rate). Prints a Markdown
 table; ``--write-readme`` puts it in the README between ``<!-- gpu-hours:begin -->`` and
 ``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale"; ``--readme-section gpu-slice``: the
-slice's table); ``--targets`` keeps the work of some targets only (``chadha_fig3`` for
-``config/slices/fmnist_gpu.yaml``); ``--csv FILE`` also writes the rows as CSV. With ``--rates``,
+slice's table); only the work of the config key ``targets`` is counted where it is set
+(``config/slices/fmnist_gpu.yaml``: ``chadha_fig3``), or of ``--targets``, which overrides it;
+``--csv FILE`` also writes the rows as CSV. With ``--rates``,
 work without a measured rate is projected (``PROJECTED_H200``) and labelled so.
 
 Run: ``.venv/bin/python bench/gpu_hours.py`` or
@@ -89,7 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--configfile", nargs="+", default=[str(REPO / "config" / "config.yaml"), str(REPO / "config" / "paper.yaml")])
     ap.add_argument("--rates", default=None, help="JSON of bench/bench_gpu.py --json (default: the H100 figures of issue 17)")
     ap.add_argument("--targets", nargs="+", default=None, metavar="TARGET",
-                    help="only the work of these targets (e.g. chadha_fig3 for config/slices/fmnist_gpu.yaml)")
+                    help="only the work of these targets (default: the config key targets, e.g. chadha_fig3 in "
+                         "config/slices/fmnist_gpu.yaml; unset: every target)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     ap.add_argument("--write-readme", action="store_true", help="put the table in README.md between the --readme-section markers")
     ap.add_argument("--readme-section", default="gpu-hours", metavar="NAME",
@@ -107,10 +109,19 @@ def main(argv=None) -> int:
     except (OSError, TypeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    targets, targets_from = (args.targets, "`--targets`") if args.targets else (config.get("targets"), "config key `targets`")
+    if targets:
+        from ppaudit.workflow import load_registry
+
+        known_ids = set(load_registry(REPO / "workflow" / "figures.yaml").ids())
+        unknown = [t for t in targets if t not in known_ids]
+        if unknown:
+            print(f"error: {targets_from}: unknown target(s) {unknown} (ids of workflow/figures.yaml)", file=sys.stderr)
+            return 2
     # With measured rates, the work they do not cover (encoders, the LLM) is projected, and labelled so.
     work = paper_work(config)
-    if args.targets:
-        work = [w for w in work if set(args.targets) & {t.strip() for t in w.targets.split(",")}]
+    if targets:
+        work = [w for w in work if set(targets) & {t.strip() for t in w.targets.split(",")}]
     rows = gpu_hours(work, doc["rates"], projected=PROJECTED_H200["rates"] if args.rates else None)
     known = [r["gpu_hours"] for r in rows if r["gpu_hours"] is not None and r["hours_are"] != "projected"]
     guessed = [r["gpu_hours"] for r in rows if r["hours_are"] == "projected"]
@@ -119,7 +130,7 @@ def main(argv=None) -> int:
             + f"\n\nSum where a rate is {'measured' if args.rates else 'known'}: {sum(known):.3g} GPU hours = {_minutes(60 * sum(known))} GPU minutes "
             f"({len(known)} of {len(rows)} items; ≤: an upper bound; ≈ … × (raw rate / ours): at the raw sampler rate, to be scaled by ours)"
             + (f"; projected for the {len(guessed)} items without a measured rate: {sum(guessed):.3g} GPU hours ({PROJECTED_H200['source']})" if guessed else "")
-            + f". Config: `{configs}`" + (f"; targets: {', '.join(args.targets)}" if args.targets else "") + ". Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
+            + f". Config: `{configs}`" + (f"; targets: {', '.join(targets)} ({targets_from})" if targets else "") + ". Made by `bench/gpu_hours.py`" + (f" `--rates {Path(args.rates).name}`" if args.rates else "") + ".")
     print(text)
     if args.write_readme:
         from bench_default import splice_readme  # bench/, beside this script

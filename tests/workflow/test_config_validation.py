@@ -60,6 +60,8 @@ BAD_CONFIGS = [
         ["chadha2024.promptpate.datasets[0]", "'rotten_tomatoes'", "'rotten-tomatoes'"],
     ),
     ("section-not-a-mapping", "chadha2024: 3\n", ["'chadha2024'", "object"]),
+    # The config key targets (rule all of a slice) names ids of workflow/figures.yaml only.
+    ("unknown-target", "targets: [chadha_fig3, chadha_fig99]\n", ["'targets'", "chadha_fig99"]),
 ]
 
 

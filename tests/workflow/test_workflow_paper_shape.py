@@ -14,11 +14,22 @@ registry file of the config key ``dataset_registry``.
 
 Targets: ``chadha_fig3``, ``chadha_fig4`` (PATE, CaPC, PromptPATE panels), ``wang_fig3`` and Wang et al.'s
 attacks on SVHN (``results/wang2022/attacks/svhn.csv``).
+
+The one-GPU slice ``config/slices/fmnist_gpu.yaml`` (issue 29 item 4) runs here too, on a copy of
+this run's folder: the slice over this run's sizes (:data:`SIZES`: ``cpu`` / ``torch-cpu``) and
+:data:`SLICE_CPU` (the registry's fixture Fashion-MNIST for the Debian package's 70,000 images),
+target ``chadha_fig3``.
+Its Fashion-MNIST teachers, canaries and audits have the same params, code and inputs as this
+run's, so Snakemake finds them done and runs only the slice's own summaries and figure (a fresh
+run of those WRN-16-4 jobs took about 5 minutes on 2 busy cores; this one adds 10–12 s). The test
+asserts exactly that, so an overlay that changes the per-dataset work at these sizes fails here.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +43,7 @@ from tiny_llm import build_tiny_model
 from workflow_runner import REPO, assert_figure_files, output_of, run_snakemake
 
 PAPER = REPO / "config" / "paper.yaml"
+SLICE = REPO / "config" / "slices" / "fmnist_gpu.yaml"
 #: Images per fixture dataset: 96 training images are 12 per teacher (one batch of 16); 32 test images.
 N_TRAIN, N_TEST = 96, 32
 TARGETS = ("chadha_fig3", "chadha_fig4", "wang_fig3", "results/wang2022/attacks/svhn.csv")
@@ -66,6 +78,11 @@ SIZES = {
         "attack": {"num_queries": 300, "per_level": 1, "paper_max_iterations": 200},
     },
 }
+
+#: The slice's CPU run: config/paper.yaml, the slice, :data:`SIZES` (this run's sizes.yaml) and this. Only
+#: the data source changes: the registry's real-format fixture of Fashion-MNIST (downloaded as this run
+#: did) stands in for the Debian package's full 70,000 images of the slice's ``source: packaged``.
+SLICE_CPU = {"chadha2024": {"pate_capc": {"source": "download"}}}
 
 #: Config keys an override may change and still be "the paper configuration at other sizes".
 SIZE_KEYS = {
@@ -200,3 +217,46 @@ def test_gpu_budget_counts_the_teachers_this_run_trained(run_dir):
         assert got["teachers_S"] == w.counts["teachers_S"] and got["canary_teachers"] == w.counts["canary_teachers"], (model, got, w.counts)
         assert 0 < got["twins"] <= w.counts["twins_max"], (model, got, w.counts)
         assert image_epochs[model] <= w.amount + 1e-9 and w.rate_key == f"teacher_s_per_image_epoch:{model}:block"
+
+
+@pytest.fixture(scope="module")
+def slice_run(run_dir, tmp_path_factory):
+    """``chadha_fig3`` of config/slices/fmnist_gpu.yaml at this run's sizes, on a copy of its folder
+    (results, logs, Snakemake's metadata, the verified Fashion-MNIST fixture; mtimes kept)."""
+    workdir = tmp_path_factory.mktemp("fmnist_slice")
+    for name in (".snakemake", "results", "logs", "benchmarks"):
+        shutil.copytree(run_dir / name, workdir / name, symlinks=True)
+    shutil.copytree(run_dir / "resources" / "datasets" / "fashion-mnist", workdir / "resources" / "datasets" / "fashion-mnist")
+    (workdir / "slice_cpu.yaml").write_text(yaml.safe_dump(SLICE_CPU))
+    env = {**os.environ, "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost", "OMP_WAIT_POLICY": "PASSIVE"}
+    proc = run_snakemake("chadha_fig3", "--cores", "2", "--directory", str(workdir), "--configfile", str(PAPER), str(SLICE),
+                         str(run_dir / "sizes.yaml"), str(workdir / "slice_cpu.yaml"), cwd=REPO, timeout=600, env=env)
+    assert proc.returncode == 0, output_of(proc)
+    return workdir, proc
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(1500)
+def test_gpu_slice_runs_chadha_fig3_on_the_cpu_at_these_sizes(slice_run):
+    workdir, proc = slice_run
+    out = proc.stdout + proc.stderr
+    # Only the slice's own jobs ran: its teachers, canaries and audits are this run's, unchanged.
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out.split("Job stats:")[1].split("\n\n")[0], flags=re.M))
+    assert jobs == {"collect_summaries": "2", "plot_chadha_fig34": "1", "chadha_fig3": "1", "total": "4"}, out[-4000:]
+    csv = pd.read_csv(assert_figure_files(workdir / "results" / "figures" / "chadha2024" / "fig3"))
+    assert set(csv["algo"]) == {"pate", "capc"} and set(csv["dataset"]) == {"fashion-mnist"}  # no PromptPATE panel
+    assert set(csv["adversary"]) == {"nat-advq", "pois-advq"} and np.isfinite(csv["epsilon"]).all()
+    pc = SIZES["chadha2024"]["pate_capc"]
+    for algo in ("pate", "capc"):
+        s = pd.read_csv(workdir / "results" / "chadha2024" / "private_prediction" / algo / "summary.csv")
+        assert set(s["dataset"]) == {"fashion-mnist"} and set(s["model"]) == {"wrn16-4"} and set(s["sigma"]) == {40}
+        assert set(s["adversary"]) == set(pc["candidates"]) and (s["num_teachers"] == 8).all()
+        teachers = (workdir / "logs" / "train_teachers" / algo / "fashion-mnist" / "wrn16-4" / "seed2024.log").read_text()
+        assert "'device': 'cpu'" in teachers and "'batch_teachers': 4" in teachers, teachers[-2000:]
+    # Every audit of the slice ran with its Monte Carlo on torch-cpu (the float32 torch sampler that runs
+    # on cuda on the GPU). At these sizes Fashion-MNIST's canary teachers vote as their twins (exact
+    # method "identical": no trial is drawn); the sampled path is checked on MNIST above.
+    logs = sorted((workdir / "logs" / "audit_noisy_argmax").glob("*/fashion-mnist/wrn16-4/seed*/*/sigma40.log"))
+    assert len(logs) == 2 * len(pc["candidates"]), logs
+    for log in logs:
+        assert "Monte Carlo on torch-cpu" in log.read_text(), log

@@ -162,6 +162,19 @@ except ValueError as exc:
     raise WorkflowError(f"Invalid figure registry: {exc}") from None
 
 
+def all_target_files():
+    """Input of the default target `all`: the files of the config key `targets` (a slice's
+    [chadha_fig3]), or of every registry target when it is null. An id that is not a target
+    stops the parse, naming it."""
+    try:
+        return FIGURES.files_of(get_config("targets"))
+    except ValueError as exc:
+        raise WorkflowError(f"Invalid configuration: config key 'targets': {exc}") from None
+
+
+ALL_TARGET_FILES = all_target_files()  # checked at parse time, before any job
+
+
 def figure_outputs(rule_name):
     """Named outputs of a figure/table rule, as listed in workflow/figures.yaml.
 

@@ -170,6 +170,25 @@ class Registry:
                 seen.setdefault(f, None)
         return list(seen)
 
+    def files_of(self, target_ids: Iterable[str] | None) -> list[str]:
+        """The files of some targets (no repeats, in the given order): the input of ``rule all``
+        under the config key ``targets``; ``None``: every file (:meth:`all_files`).
+
+        Raises:
+            ValueError: naming the ids that are not targets of the registry.
+        """
+        if target_ids is None:
+            return self.all_files()
+        ids = list(target_ids)
+        unknown = [t for t in ids if t not in self]
+        if unknown:
+            raise ValueError(f"unknown target(s) {unknown}; targets are the ids of workflow/figures.yaml, e.g. {self.ids()[:3]}")
+        seen: dict[str, None] = {}
+        for tid in ids:
+            for f in self.files(tid):
+                seen.setdefault(f, None)
+        return list(seen)
+
     def generated_targets(self) -> list[Target]:
         """Rows that need a generated target rule (every row whose id is not its producing rule)."""
         return [t for t in self.targets if t.needs_target_rule]

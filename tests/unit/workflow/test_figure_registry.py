@@ -129,6 +129,17 @@ def test_group_target_collects_included_files_once():
     assert reg.all_files() == ["results/a.pdf", "results/a.csv", "results/b.pdf", "results/b.csv"]
 
 
+def test_files_of_some_targets_is_rule_all_under_the_config_key_targets():
+    data = _minimal()
+    data["targets"].append({"id": "both", "paper": "p", "kind": "group", "outputs": {}, "includes": ["fig_a", "fig_b"]})
+    reg = parse_registry(data)
+    assert reg.files_of(None) == reg.all_files()
+    assert reg.files_of(["fig_b"]) == ["results/b.pdf", "results/b.csv"]
+    assert reg.files_of(["fig_b", "both"]) == ["results/b.pdf", "results/b.csv", "results/a.pdf", "results/a.csv"]
+    with pytest.raises(ValueError, match=r"unknown target\(s\) \['fig_c'\]"):
+        reg.files_of(["fig_a", "fig_c"])
+
+
 def _mutated(change) -> dict:
     data = _minimal()
     change(data)
