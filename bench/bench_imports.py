@@ -23,8 +23,13 @@ the per-job start-up: what the whole ``make run`` spends on start-up, in CPU-sec
 Timings are wall seconds on a possibly busy machine: compare scripts within one run, and
 before/after only side by side (same machine, same moment).
 
+``--baseline ROOT`` compares with another tree (e.g. ``git archive <rev> src workflow | tar -x -C
+ROOT``): each script's imports are timed alternately with ``ROOT/src`` and with this tree's
+``src`` (A B A B …, ``--repeat`` pairs), and the table gives before, after and the ratio of the
+medians, and the start-up saved over the jobs of ``make run``.
+
 Run: ``.venv/bin/python bench/bench_imports.py [--repeat 3] [--scripts audit_knn,fit_vote_model]
-[--no-jobs] [--json out.json]``.
+[--no-jobs] [--baseline ROOT] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -119,6 +124,20 @@ def measure(code: str, python: str, env: dict[str, str], repeat: int) -> tuple[f
     return statistics.median(r[0] for r in runs), runs[len(runs) // 2][1]
 
 
+def measure_pair(code: str, python: str, env_a: dict[str, str], env_b: dict[str, str], repeat: int):
+    """``measure`` for two environments, runs interleaved (A B, B A, A B, …) so drift hits both alike."""
+    runs_a, runs_b = [], []
+    for i in range(repeat):
+        order = ((env_a, runs_a), (env_b, runs_b)) if i % 2 == 0 else ((env_b, runs_b), (env_a, runs_a))
+        for env, runs in order:
+            runs.append(run_importtime(code, python, env))
+    out = []
+    for runs in (runs_a, runs_b):
+        runs.sort(key=lambda r: r[0])
+        out.append((statistics.median(r[0] for r in runs), runs[len(runs) // 2][1]))
+    return out[0], out[1]
+
+
 def interpreter_startup(python: str, env: dict[str, str], repeat: int) -> float:
     """Median wall seconds of ``python -c pass`` (start-up and shutdown, site imports included)."""
     import time
@@ -160,7 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configfile", default=None, help="config for snakemake -n (default: the embedded one)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", default=None, help="also write the numbers to this file")
+    ap.add_argument("--baseline", default=None, help="a tree (src/, workflow/scripts/) to compare with, side by side")
     args = ap.parse_args(argv)
+    if args.baseline:
+        return compare(args)
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(SCRIPTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -201,6 +223,60 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"startup_s": startup, "preamble_s": preamble, "rows": rows},
                                               indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _env_for(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "src"), str(root / "workflow" / "scripts")])
+    return env
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Before (``--baseline``) and after (this tree), per script, timed alternately."""
+    base = Path(args.baseline).resolve()
+    env_new, env_old = _env_for(REPO), _env_for(base)
+    wanted = {s for s in args.scripts.split(",") if s}
+    scripts = sorted(p for p in SCRIPTS.glob("*.py") if not p.name.startswith("_") and (not wanted or p.stem in wanted))
+    counts = {} if args.no_jobs else job_counts(args.python, env_new, args.configfile)
+    startup = interpreter_startup(args.python, env_new, args.repeat)
+    (pre_old, _), (pre_new, _) = measure_pair(PREAMBLE, args.python, env_old, env_new, args.repeat)
+    rows = []
+    for path in scripts:
+        old_path = base / "workflow" / "scripts" / path.name
+        code_new = script_imports(path)
+        code_old = script_imports(old_path) if old_path.is_file() else code_new
+        if code_old != code_new:  # different import lines: time each tree with its own script
+            old = measure(code_old, args.python, env_old, args.repeat)
+            new = measure(code_new, args.python, env_new, args.repeat)
+        else:
+            old, new = measure_pair(code_new, args.python, env_old, env_new, args.repeat)
+        rows.append({"script": path.stem, "jobs": counts.get(path.stem, 0), "before_s": old[0], "after_s": new[0],
+                     "heavy_before": [m for m, _, _ in old[1][:3]], "heavy_after": [m for m, _, _ in new[1][:3]]})
+        print(f"  {path.stem}: {old[0]:.2f} -> {new[0]:.2f} s", file=sys.stderr, flush=True)
+    fixed = startup + pre_new
+    print(f"interpreter start-up: {startup:.3f} s; Snakemake preamble imports: {pre_old:.3f} s before, {pre_new:.3f} s after; "
+          f"{args.repeat} interleaved runs per script, medians")
+    print()
+    print("| script (rule) | jobs | imports before (s) | after (s) | after/before | saved over its jobs (s) | heavy before → after |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    tot_before = tot_after = tot_jobs = 0.0
+    for r in sorted(rows, key=lambda r: -(r["before_s"] - r["after_s"]) * max(r["jobs"], 1)):
+        saved = (r["before_s"] - r["after_s"]) * r["jobs"]
+        tot_before += (fixed + r["before_s"]) * r["jobs"]
+        tot_after += (fixed + r["after_s"]) * r["jobs"]
+        tot_jobs += r["jobs"]
+        ratio = r["after_s"] / r["before_s"] if r["before_s"] > 0 else float("nan")
+        print(f"| {r['script']} | {r['jobs']} | {r['before_s']:.2f} | {r['after_s']:.2f} | {ratio:.2f} | {saved:.1f} | "
+              f"{', '.join(r['heavy_before'])} → {', '.join(r['heavy_after'])} |")
+    if counts:
+        print()
+        print(f"start-up (interpreter + preamble + imports) over the {int(tot_jobs)} script jobs of `snakemake -n`: "
+              f"{tot_before:.0f} s before, {tot_after:.0f} s after, {tot_before - tot_after:.0f} s saved "
+              f"(CPU-seconds; at most that in wall time on 2 cores)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"startup_s": startup, "preamble_before_s": pre_old, "preamble_after_s": pre_new,
+                                              "rows": rows}, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
