@@ -39,10 +39,12 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
 
 from ._validation import check_positive_int, check_probability
 from .blackbox import Claim, audit_mechanism
+from ._lazy import LazyImport
+
+binom = LazyImport("scipy.stats", "binom")  # scipy.stats costs ≈ 1 s to import; loaded on first use
 
 __all__ = [
     "SELFCHECK_ORDERS",

@@ -225,6 +225,9 @@ def _imports(path: Path, module: str) -> set[str]:
                 prefix = node.module
             names.add(prefix)
             names.update(f"{prefix}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+        elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LazyImport" and node.args
+              and isinstance(node.args[0], ast.Constant)):  # binom = LazyImport("scipy.stats", "binom"), issue 30
+            names.add(node.args[0].value)
     return names
 
 

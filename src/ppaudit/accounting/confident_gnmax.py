@@ -28,10 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
 
 from .._validation import as_histograms, as_orders, check_sigma
-from .gnmax import _log1mexp, _rdp_from_log_q, gnmax_rdp_data_dependent
+from .gnmax import _log1mexp, _norm_logsf, _rdp_from_log_q, gnmax_rdp_data_dependent
 
 __all__ = [
     "confident_gnmax_log_pr_answered",
@@ -71,7 +70,7 @@ def confident_gnmax_log_pr_answered(counts, threshold, sigma_threshold) -> np.nd
     t = _check_threshold(threshold)
     s1 = check_sigma(sigma_threshold, "sigma_threshold")
     h, squeeze = as_histograms(counts, "counts")
-    out = norm.logsf(t - h.max(axis=1), scale=s1)
+    out = _norm_logsf(t - h.max(axis=1), s1)
     return out[0] if squeeze else out
 
 

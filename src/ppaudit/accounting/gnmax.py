@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
-from scipy.stats import norm
+from scipy.special import log_ndtr, logsumexp
 
 from .._validation import as_histograms, as_orders, check_sigma
 
@@ -23,6 +22,21 @@ __all__ = [
     "gnmax_log_q",
     "gnmax_rdp_data_dependent",
 ]
+
+
+def _norm_logsf(x, scale: float):
+    """``scipy.stats.norm.logsf(x, scale=scale)`` for a scale > 0, bit for bit, from scipy.special.
+
+    scipy.stats computes ``log_ndtr(-(x - 0)/scale)`` on the finite points and fills ``-inf`` at
+    ``+inf``, ``+0.0`` at ``-inf``, ``nan`` at ``nan`` — the values ``log_ndtr`` takes there too
+    but for the sign of the zero, set here; the same ufunc on the same float64 array gives the same bits (tests/unit/accounting/
+    test_norm_logsf.py). Importing scipy.stats costs ≈ 1 s per process, scipy.special is loaded anyway.
+    """
+    x = np.asarray(x)
+    loc, scale = np.asarray(0), np.asarray(scale)  # as arrays, as scipy.stats has them (type promotion)
+    z = np.asarray((x - loc) / scale, dtype=np.promote_types(x.dtype, np.float64))
+    out = np.where(z == -np.inf, 0.0, log_ndtr(-z))  # scipy.stats puts +0.0 there, log_ndtr(inf) is -0.0
+    return out[()] if out.ndim == 0 else out
 
 
 def gnmax_rdp_data_independent(sigma, orders) -> np.ndarray:
@@ -68,7 +82,7 @@ def gnmax_log_q(counts, sigma) -> np.ndarray:
         return out[0] if squeeze else out
     top = np.argmax(h, axis=1)
     gaps = h[np.arange(n), top][:, None] - h
-    logsf = norm.logsf(gaps, scale=math.sqrt(2.0) * s)
+    logsf = _norm_logsf(gaps, math.sqrt(2.0) * s)
     logsf[np.arange(n), top] = -np.inf
     logq = np.minimum(logsumexp(logsf, axis=1), math.log(1.0 - 1.0 / c))
     return logq[0] if squeeze else logq

@@ -15,9 +15,11 @@ an upper bound on the true ε, tight to the discretisation interval).
 from __future__ import annotations
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as _pld
 
 from .._validation import check_positive_int
+from .._lazy import LazyImport
+
+_pld = LazyImport("dp_accounting.pld.privacy_loss_distribution")  # ≈ 1 s of imports (scipy.signal), only when used
 
 __all__ = ["exact_epsilon", "exact_privacy_loss_distribution", "composed_exact_epsilon"]
 

@@ -61,10 +61,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from .._validation import check_probability
 from ..intervals import clopper_pearson
+from .._lazy import LazyImport
+
+norm = LazyImport("scipy.stats", "norm")  # scipy.stats costs ≈ 1 s to import; loaded on first use
 
 __all__ = [
     "DEFAULT_THRESHOLDS",

@@ -16,48 +16,60 @@
   :func:`epsilon_interval_from_confusion` (both ends of a binary attack's ε).
 """
 
-from .attack_metrics import Auroc, EpsilonInterval, TprAtFpr, auroc, epsilon_interval_from_confusion, tpr_at_fpr
-from .claims import Claim
-from .mechanism import CountsAudit, MechanismAudit, audit_counts, audit_mechanism
-from . import neighbours
-from .search import ClassifierOutputs, OutputSet, SearchResult, Witness, search_mechanism
-from .scores import (
-    DEFAULT_SIDE_FRACTIONS,
-    OneRunAudit,
-    alg3_rejects_tradeoff,
-    claim_trade_off,
-    dp_epsilon_lower_bound_one_run,
-    dp_trade_off,
-    one_run_audit,
-    one_run_audit_confusion,
-    plot_tradeoff,
-)
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "attack_metrics": (
+        "Auroc", "EpsilonInterval", "TprAtFpr", "auroc", "epsilon_interval_from_confusion",
+        "tpr_at_fpr",
+    ),
+    "claims": (
+        "Claim",
+    ),
+    "mechanism": (
+        "CountsAudit", "MechanismAudit", "audit_counts", "audit_mechanism",
+    ),
+    "search": (
+        "ClassifierOutputs", "OutputSet", "SearchResult", "Witness", "search_mechanism",
+    ),
+    "scores": (
+        "DEFAULT_SIDE_FRACTIONS", "OneRunAudit", "alg3_rejects_tradeoff", "claim_trade_off",
+        "dp_epsilon_lower_bound_one_run", "dp_trade_off", "one_run_audit",
+        "one_run_audit_confusion", "plot_tradeoff",
+    ),
+}
+
+_, __getattr__, __dir__ = attach(__name__, _EXPORTS, submodules=("neighbours",))
 __all__ = [
-    "Auroc",
-    "EpsilonInterval",
-    "TprAtFpr",
-    "auroc",
-    "epsilon_interval_from_confusion",
-    "tpr_at_fpr",
-    "Claim",
-    "CountsAudit",
-    "MechanismAudit",
-    "audit_counts",
-    "audit_mechanism",
-    "ClassifierOutputs",
-    "OutputSet",
-    "SearchResult",
-    "Witness",
-    "neighbours",
-    "search_mechanism",
-    "DEFAULT_SIDE_FRACTIONS",
-    "OneRunAudit",
-    "alg3_rejects_tradeoff",
-    "claim_trade_off",
-    "dp_epsilon_lower_bound_one_run",
-    "dp_trade_off",
-    "one_run_audit",
-    "one_run_audit_confusion",
+    "Auroc", "EpsilonInterval", "TprAtFpr", "auroc", "epsilon_interval_from_confusion",
+    "tpr_at_fpr", "Claim", "CountsAudit", "MechanismAudit", "audit_counts", "audit_mechanism",
+    "ClassifierOutputs", "OutputSet", "SearchResult", "Witness", "neighbours", "search_mechanism",
+    "DEFAULT_SIDE_FRACTIONS", "OneRunAudit", "alg3_rejects_tradeoff", "claim_trade_off",
+    "dp_epsilon_lower_bound_one_run", "dp_trade_off", "one_run_audit", "one_run_audit_confusion",
     "plot_tradeoff",
 ]
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .attack_metrics import Auroc, EpsilonInterval, TprAtFpr, auroc, epsilon_interval_from_confusion, tpr_at_fpr
+    from .claims import Claim
+    from .mechanism import CountsAudit, MechanismAudit, audit_counts, audit_mechanism
+    from . import neighbours
+    from .search import ClassifierOutputs, OutputSet, SearchResult, Witness, search_mechanism
+    from .scores import (
+        DEFAULT_SIDE_FRACTIONS,
+        OneRunAudit,
+        alg3_rejects_tradeoff,
+        claim_trade_off,
+        dp_epsilon_lower_bound_one_run,
+        dp_trade_off,
+        one_run_audit,
+        one_run_audit_confusion,
+        plot_tradeoff,
+    )

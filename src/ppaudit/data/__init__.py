@@ -29,12 +29,48 @@ the target model of the observational label-DP audit) publish no checksum: they 
 :data:`UNPINNED_DATASETS` and downloaded only through a registry file that pins one's own copy.
 """
 
-from .adult import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .catalog import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .criteo import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .download import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .images import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .text import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import adult, catalog, criteo, download, images, text
+from __future__ import annotations
 
-__all__ = [*download.__all__, *catalog.__all__, *images.__all__, *text.__all__, *adult.__all__, *criteo.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "download": (
+        "RemoteFile", "DatasetInfo", "DownloadError", "ChecksumError", "download_file",
+    ),
+    "catalog": (
+        "DATASETS", "UNPINNED_DATASETS", "download_dataset", "DATASET_NAMES", "REGISTRY_ENV",
+        "read_registry", "active_registry",
+    ),
+    "images": (
+        "read_idx", "load_idx_dataset", "IMAGE_ROWS", "load_cifar10", "load_svhn",
+        "fashion_mnist_package_dir", "load_packaged", "load_downloaded", "load_dataset",
+    ),
+    "text": (
+        "ROTTEN_TOMATOES_CORPORA", "rotten_tomatoes_path", "load_rotten_tomatoes", "TEXT_ROWS",
+        "read_sst2", "read_agnews", "read_dbpedia", "read_trec", "TREC_COARSE", "load_text_dataset",
+    ),
+    "adult": (
+        "ADULT_COLUMNS", "ADULT_FILES", "adult_package_dir", "download_adult", "load_adult",
+        "adult_features",
+    ),
+    "criteo": (
+        "CRITEO_URL", "CRITEO_COLUMNS", "CRITEO_INT_COLUMNS", "CRITEO_CAT_COLUMNS",
+        "criteo_registry_entry", "read_criteo_day", "load_criteo_split", "split_day",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .download import *  # noqa: F403
+    from .catalog import *  # noqa: F403
+    from .images import *  # noqa: F403
+    from .text import *  # noqa: F403
+    from .adult import *  # noqa: F403
+    from .criteo import *  # noqa: F403
+    from . import adult, catalog, criteo, download, images, text

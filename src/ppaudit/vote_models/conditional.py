@@ -46,12 +46,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from .._validation import check_positive_int, check_sigma
 from ..quadrature_bound import quadrature_error_bound
 from .estimate import _shifted_probabilities
 from .model import NeighbouringVoteModel
+from .._lazy import LazyImport
+
+binom = LazyImport("scipy.stats", "binom")  # scipy.stats costs ≈ 1 s to import; loaded on first use
 
 __all__ = ["ConditionalTranscriptDraws", "conditional_transcript_draws"]
 

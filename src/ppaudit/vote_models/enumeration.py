@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import binom
 
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_log
@@ -15,6 +14,9 @@ from ..montecarlo import DiscreteHistogramModel
 from ..noisy_argmax import quadrature_error_bound
 from .estimate import _shifted_probabilities
 from .model import NeighbouringVoteModel
+from .._lazy import LazyImport
+
+binom = LazyImport("scipy.stats", "binom")  # scipy.stats costs ≈ 1 s to import; loaded on first use
 
 __all__ = [
     "CertifiedOutputLaw",

@@ -7,16 +7,30 @@
   (cross-key checks, one function per stage) and the generic accessor behind ``get_config``.
 """
 
-from .config_checks import apply_audit_defaults, check_config, config_value
-from .registry import OutputSpec, Registry, Target, load_registry, parse_registry
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "registry": (
+        "OutputSpec", "Registry", "Target", "load_registry", "parse_registry",
+    ),
+    "config_checks": (
+        "apply_audit_defaults", "check_config", "config_value",
+    ),
+}
+
+_, __getattr__, __dir__ = attach(__name__, _EXPORTS)
 __all__ = [
-    "OutputSpec",
-    "Registry",
-    "Target",
-    "apply_audit_defaults",
-    "check_config",
-    "config_value",
-    "load_registry",
-    "parse_registry",
+    "OutputSpec", "Registry", "Target", "apply_audit_defaults", "check_config", "config_value",
+    "load_registry", "parse_registry",
 ]
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .config_checks import apply_audit_defaults, check_config, config_value
+    from .registry import OutputSpec, Registry, Target, load_registry, parse_registry

@@ -35,11 +35,42 @@ Balle et al. (2020, Thm 20 = Canonne–Kamath–Steinke Prop. 12) for ``confiden
 classic one for ``gnmax``; ``method=`` overrides it.
 """
 
-from .consensus import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .cost import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .jacobian import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .querying import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .reconstruction import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import consensus, cost, jacobian, querying, reconstruction
+from __future__ import annotations
 
-__all__ = [*querying.__all__, *jacobian.__all__, *reconstruction.__all__, *cost.__all__, *consensus.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "querying": (
+        "NoisyArgmaxInterface", "sample_answer_counts", "answer_frequencies", "answered_queries",
+    ),
+    "jacobian": (
+        "class_probability_jacobian", "wang2022_trapezoid_probabilities",
+    ),
+    "reconstruction": (
+        "SOLVERS", "HistogramReconstruction", "Wang2022Reconstruction", "shift_to_teachers",
+        "reconstruct_histogram", "reconstruct_histogram_wang2022", "reconstruct_with_solver",
+    ),
+    "cost": (
+        "DEFAULT_ORDERS", "HARD_QUERY_LIMIT", "DEFAULT_CONVERSION", "ACCOUNTANTS",
+        "ACCOUNTANT_CONVERSION", "normalised_l1_error", "attack_privacy_cost",
+        "queries_within_budget", "per_query_rdp",
+    ),
+    "consensus": (
+        "max_vote_share", "consensus_tertiles", "select_consensus_histograms",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .querying import *  # noqa: F403
+    from .jacobian import *  # noqa: F403
+    from .reconstruction import *  # noqa: F403
+    from .cost import *  # noqa: F403
+    from .consensus import *  # noqa: F403
+    from . import consensus, cost, jacobian, querying, reconstruction

@@ -45,9 +45,34 @@ size), the LIA on a fresh random subset of its candidates (``num_canaries``).
 Models enter as predicted-probability arrays, so everything is testable on synthetic data.
 """
 
-from . import guess_audit, label_inference, mia
-from .guess_audit import *
-from .label_inference import *
-from .mia import *
+from __future__ import annotations
 
-__all__ = [*guess_audit.__all__, *label_inference.__all__, *mia.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "guess_audit": (
+        "DEFAULT_GUESS_FRACTIONS", "ObservationalAudit", "audit_scores", "correct_guess_counts",
+        "num_guesses_for_fractions",
+    ),
+    "label_inference": (
+        "audit_label_inference", "label_inference_counts", "label_inference_score_table",
+        "label_inference_scores", "observational_label_game", "sample_counterfactual_labels",
+    ),
+    "mia": (
+        "audit_membership", "calibrated_mia_scores", "rmia_offline_audit_scores",
+        "rmia_offline_scores",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .guess_audit import *  # noqa: F403
+    from .label_inference import *  # noqa: F403
+    from .mia import *  # noqa: F403
+    from . import guess_audit, label_inference, mia

@@ -74,9 +74,36 @@ Modules: :mod:`.neighbors` (distances, faiss, ranks), :mod:`.inclusion` (ν, λ,
 distributions, E(x)), :mod:`.vote_model` (the vote model and its output laws).
 """
 
-from .inclusion import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .neighbors import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .vote_model import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import inclusion, neighbors, vote_model
+from __future__ import annotations
 
-__all__ = [*neighbors.__all__, *inclusion.__all__, *vote_model.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "neighbors": (
+        "squared_distances", "build_index", "Neighbors", "nearest_neighbors", "training_ranks",
+        "point_ranks", "duplicate_ranks",
+    ),
+    "inclusion": (
+        "log_inclusion_probability", "inclusion_probability", "log_last_probability",
+        "short_subsample_probability", "num_neighbors_needed", "vote_distributions",
+        "simulate_vote_distributions", "expected_inclusions_train", "expected_inclusions_points",
+    ),
+    "vote_model": (
+        "KnnVoteModel", "knn_output_distributions", "support_estimate",
+        "enumerate_knn_output_distributions", "knn_conditional_output_probabilities",
+        "knn_difference_bound",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .neighbors import *  # noqa: F403
+    from .inclusion import *  # noqa: F403
+    from .vote_model import *  # noqa: F403
+    from . import inclusion, neighbors, vote_model

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import binom
 
 from ..._validation import check_positive_int, check_probability
 from .neighbors import Neighbors, _as_features, _as_labels, _as_ranks, _tie_tolerance, squared_distances
+from ..._lazy import LazyImport
+
+binom = LazyImport("scipy.stats", "binom")  # scipy.stats costs ≈ 1 s to import; loaded on first use
 
 __all__ = [
     "log_inclusion_probability",

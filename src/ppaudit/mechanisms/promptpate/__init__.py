@@ -71,10 +71,37 @@ Modules: :mod:`.setup` (data, teacher examples, queries), :mod:`.votes` (the LLM
 prompts live in :mod:`ppaudit.adversaries.promptpate`.
 """
 
-from .audit import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .neighbours import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .setup import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .votes import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import audit, neighbours, setup, votes
+from __future__ import annotations
 
-__all__ = [*setup.__all__, *votes.__all__, *neighbours.__all__, *audit.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "setup": (
+        "TextClassificationData", "load_rotten_tomatoes", "PAPER_TEXT_DATASETS",
+        "load_promptpate_dataset", "PromptPateSetup", "sample_setup", "teacher_grid_prompts",
+        "vote_histograms",
+    ),
+    "votes": (
+        "PromptPateVotes", "collect_votes", "teacher_accuracy",
+    ),
+    "neighbours": (
+        "swap_vote", "advq_neighbour", "natq_neighbour",
+    ),
+    "audit": (
+        "audit_pair", "audit_votes",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .setup import *  # noqa: F403
+    from .votes import *  # noqa: F403
+    from .neighbours import *  # noqa: F403
+    from .audit import *  # noqa: F403
+    from . import audit, neighbours, setup, votes

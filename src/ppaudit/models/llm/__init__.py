@@ -75,12 +75,46 @@ Modules: :mod:`.templates` (App. D.2 prompts), :mod:`.grammar` (label token sequ
 teacher callable, contextual calibration), :mod:`.loading` (GGUF assembly/conversion, model loading).
 """
 
-from .cache import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .grammar import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .loading import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .scorer import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .teacher import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from .templates import *  # noqa: F403 (its __all__ is the public API re-exported here)
-from . import cache, grammar, loading, scorer, teacher, templates
+from __future__ import annotations
 
-__all__ = [*templates.__all__, *grammar.__all__, *cache.__all__, *scorer.__all__, *teacher.__all__, *loading.__all__]
+from typing import TYPE_CHECKING
+
+from ppaudit._lazy import attach
+
+# Each public name is loaded from its module on first access (PEP 562), so importing one
+# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
+# checks this table against the modules' __all__.
+_EXPORTS = {
+    "templates": (
+        "ANSWER_CUE", "TaskTemplate", "TEMPLATES", "ANSWER_KINDS", "get_template", "Prompt",
+        "normalize_text", "teacher_prompt", "all_same_prompt",
+    ),
+    "grammar": (
+        "AnswerGrammar",
+    ),
+    "cache": (
+        "PredictionCache",
+    ),
+    "scorer": (
+        "ScoredPrompts", "PromptScorer",
+    ),
+    "teacher": (
+        "PromptTeacher", "CALIBRATIONS", "CONTENT_FREE_INPUTS", "content_free_prompt",
+        "contextual_calibration",
+    ),
+    "loading": (
+        "LoadedModel", "ModelUnavailableError", "PAPER_MODEL", "PACKAGED_GGUF_NAME",
+        "assemble_packaged_gguf", "convert_gguf", "load_causal_lm", "file_sha256",
+    ),
+}
+
+__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from .templates import *  # noqa: F403
+    from .grammar import *  # noqa: F403
+    from .cache import *  # noqa: F403
+    from .scorer import *  # noqa: F403
+    from .teacher import *  # noqa: F403
+    from .loading import *  # noqa: F403
+    from . import cache, grammar, loading, scorer, teacher, templates
