@@ -30,7 +30,7 @@ _EXPORTS = {
     ),
     "composition": (
         "compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor",
-        "simultaneous_confidence", "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS",
+        "simultaneous_confidence", "count_audits", "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS",
     ),
     "per_query": (
         "ModelSource", "RDP_COLUMNS", "LOWER_BOUNDS", "QuerySource", "HistogramPairSource",
