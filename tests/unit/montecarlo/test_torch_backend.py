@@ -12,9 +12,10 @@ import sys
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 torch = pytest.importorskip("torch")
+
+from gof import gof_pvalue
 
 from ppaudit.montecarlo import (
     DiscreteHistogramModel,
@@ -37,43 +38,30 @@ H = np.array([14.0, 12.0, 10.0, 8.0, 6.0])
 SIGMA = 2.0
 
 
-def _gof_pvalue(counts, p):
-    """Chi-square p-value of counts against probabilities ``p`` (classes of expected count < 5 pooled)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    exp = p * counts.sum()
-    big = exp >= 5
-    obs = np.append(counts[big], counts[~big].sum())
-    ex = np.append(exp[big], exp[~big].sum())
-    if ex[-1] == 0:
-        obs, ex = obs[:-1], ex[:-1]
-    ex = ex * obs.sum() / ex.sum()
-    return chisquare(obs, ex).pvalue
-
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_fixed_histogram_matches_exact_law(device):
     c = noisy_argmax_counts(H, SIGMA, TRIALS, rng=11, device=device)
     assert c.dtype == np.int64 and c.sum() == TRIALS
-    assert _gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
+    assert gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
 
 
 def test_chi_square_detects_a_planted_bias():
     """The check can fail: the same counts against the law of a histogram moved by 0.3 votes."""
     c = noisy_argmax_counts(H, SIGMA, TRIALS, rng=11, device="torch-cpu")
-    assert _gof_pvalue(c, class_probabilities(H + np.array([0.3, 0, 0, 0, 0]), SIGMA)) < 1e-6
+    assert gof_pvalue(c, class_probabilities(H + np.array([0.3, 0, 0, 0, 0]), SIGMA)) < 1e-6
 
 
 def test_small_chunks_keep_the_law():
     c = noisy_argmax_counts(H, SIGMA, 300_000, rng=3, device="torch-cpu", chunk_size=777)
     assert c.sum() == 300_000
-    assert _gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
+    assert gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
 
 
 def test_pair_matches_exact_law_and_streams_are_independent():
     h1 = np.array([13.0, 13.0, 10.0, 8.0, 6.0])
     c0, c1 = noisy_argmax_counts_pair(H, h1, SIGMA, TRIALS, rng=5, device="torch-cpu")
-    assert _gof_pvalue(c0, class_probabilities(H, SIGMA)) > 1e-4
-    assert _gof_pvalue(c1, class_probabilities(h1, SIGMA)) > 1e-4
+    assert gof_pvalue(c0, class_probabilities(H, SIGMA)) > 1e-4
+    assert gof_pvalue(c1, class_probabilities(h1, SIGMA)) > 1e-4
     d0, d1 = noisy_argmax_counts_pair(H, H, SIGMA, 10_000, rng=5, device="torch-cpu")
     assert not np.array_equal(d0, d1)
 
@@ -97,7 +85,7 @@ def test_vote_model_on_device_matches_enumerated_law(model, device):
     for which, law in (("S", enum.p), ("S_prime", enum.q)):
         c = model_noisy_argmax_counts(model.sampler(which), model.num_classes, sigma, TRIALS, rng=21, device=device)
         assert c.sum() == TRIALS
-        assert _gof_pvalue(c, law) > 1e-4, which
+        assert gof_pvalue(c, law) > 1e-4, which
 
 
 def test_vote_model_torch_histograms_have_the_model_moments():
@@ -116,7 +104,7 @@ def test_vote_model_torch_histograms_have_the_model_moments():
 def test_discrete_histogram_model_on_device_matches_its_law():
     dm = DiscreteHistogramModel(np.array([[5, 3, 1], [2, 6, 1], [4, 4, 4]]), np.array([0.5, 0.3, 0.2]))
     c = model_noisy_argmax_counts(dm, 3, 1.0, TRIALS, rng=8, device="torch-cpu")
-    assert _gof_pvalue(c, dm.output_distribution(1.0)) > 1e-4
+    assert gof_pvalue(c, dm.output_distribution(1.0)) > 1e-4
 
 
 def test_sampler_without_torch_twin_is_drawn_by_numpy_and_copied():
@@ -124,7 +112,7 @@ def test_sampler_without_torch_twin_is_drawn_by_numpy_and_copied():
         return np.tile(H, (n, 1))
 
     c = model_noisy_argmax_counts(sampler, 5, SIGMA, 300_000, rng=4, device="torch-cpu")
-    assert _gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
+    assert gof_pvalue(c, class_probabilities(H, SIGMA)) > 1e-4
 
 
 @pytest.mark.parametrize("device", DEVICES)

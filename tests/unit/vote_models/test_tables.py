@@ -11,11 +11,11 @@ from math import comb, factorial
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from ppaudit.montecarlo import model_noisy_argmax_counts
 from ppaudit.vote_models import capc_vote_model, enumerate_output_distributions, pate_vote_model, tables
 from ppaudit.vote_models.tables import GUIDE_BITS, chain_table
+from gof import gof_pvalue
 
 torch = pytest.importorskip("torch")
 
@@ -99,17 +99,6 @@ def _multinomial_law(n, q):
     return hs, np.array(ps)
 
 
-def _gof_pvalue(counts, p):
-    counts = np.asarray(counts, dtype=np.float64)
-    exp = p * counts.sum()
-    big = exp >= 5
-    obs = np.append(counts[big], counts[~big].sum())
-    ex = np.append(exp[big], exp[~big].sum())
-    if ex[-1] == 0:
-        obs, ex = obs[:-1], ex[:-1]
-    return chisquare(obs, ex * obs.sum() / ex.sum()).pvalue
-
-
 @pytest.mark.parametrize("engine", ["numpy", "torch"])
 def test_histograms_follow_the_exact_multinomial(engine):
     q = np.array([0.45, 0.0, 0.35, 0.15, 0.05])
@@ -126,7 +115,7 @@ def test_histograms_follow_the_exact_multinomial(engine):
     hs, p = _multinomial_law(n, q)
     index = {v: i for i, v in enumerate(hs)}
     counts = np.bincount([index[tuple(row)] for row in h], minlength=len(hs))
-    assert _gof_pvalue(counts, p) > 1e-4
+    assert gof_pvalue(counts, p) > 1e-4
 
 
 MODELS = {
@@ -148,7 +137,7 @@ def test_noisy_argmax_of_the_tabulated_model_matches_the_enumerated_law(name, de
     for which, law in (("S", enum.p), ("S_prime", enum.q)):
         c = model_noisy_argmax_counts(model.sampler(which), model.num_classes, sigma, trials, rng=21, device=device)
         assert c.sum() == trials
-        assert _gof_pvalue(c, law) > 1e-4, which
+        assert gof_pvalue(c, law) > 1e-4, which
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -172,7 +161,7 @@ def test_groups_above_the_table_cap_keep_the_per_draw_samplers(monkeypatch):
     enum = enumerate_output_distributions(model, 1.5, max_tail_mass=1e-12)
     for device in ("cpu", "torch-cpu"):
         c = model_noisy_argmax_counts(model.sampler("S"), 5, 1.5, 300_000, rng=2, device=device)
-        assert _gof_pvalue(c, enum.p) > 1e-4
+        assert gof_pvalue(c, enum.p) > 1e-4
 
 
 def test_total_variation_is_certified_small_and_charged_to_sampled_confidence():
@@ -255,4 +244,4 @@ def test_blocks_split_at_the_support_cap_and_keep_the_law(monkeypatch):
     for device in ("cpu", "torch-cpu"):
         for which, law in (("S", enum.p), ("S_prime", enum.q)):
             c = model_noisy_argmax_counts(model.sampler(which), 4, sigma, trials, rng=5, device=device)
-            assert _gof_pvalue(c, law) > 1e-4, (device, which)
+            assert gof_pvalue(c, law) > 1e-4, (device, which)
