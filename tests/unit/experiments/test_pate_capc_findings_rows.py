@@ -1,11 +1,14 @@
 """PATE / CaPC findings rows: the transcript cap where D_α(H_S‖H_S') is infinite, the joint
 Pois-NatQ row, the at-floor note, and the stand-in teachers' accuracy and consensus."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from ppaudit.experiments.pate_capc_findings import (
+    TEACHER_REGIME,
     findings_rows,
     teacher_properties,
     teacher_rows,
@@ -105,10 +108,21 @@ def test_teacher_properties_by_hand():
     assert p["plurality_accuracy"] == pytest.approx(0.5)  # query 0 → 0 (right), query 1 → 2 (wrong)
     assert p["mean_top_vote_share"] == pytest.approx((3 / 4 + 3 / 4) / 2) and p["frac_top_share_ge_half"] == 1.0
     assert p["noisy_argmax_accuracy"] == pytest.approx(0.5, abs=1e-6)
+    # mean accuracy 0.5 < 0.75: out of issue #30's regime, and the note says why
     row = teacher_rows({"d": p}, "pate", {"d": "logreg"}).iloc[0]
-    assert row["holds"] and "paper: not stated" in row["note"]
-    low = teacher_rows({"d": {**p, "mean_top_vote_share": 0.3}}, "pate").iloc[0]
-    assert not low["holds"] and "OUT of the regime" in low["note"]
+    assert not row["holds"] and "paper: not stated" in row["note"] and "OUT of the regime" in row["note"]
+    assert "mean teacher accuracy 0.5 < 0.75" in row["note"] and "top-vote share 0.75 <" not in row["note"]
+    good = {**p, "mean_teacher_accuracy": 0.8, "plurality_accuracy": 0.9, "mean_top_vote_share": 0.7}
+    row = teacher_rows({"d": good}, "pate", {"d": "logreg"}).iloc[0]
+    assert row["holds"] and "in regime." in row["note"]
+    assert "mean teacher accuracy ≥ 0.75, mean top-vote share ≥ 0.6 and plurality ≥ mean teacher accuracy (issue #30" in row["note"]
+    for bad, why in (({"mean_top_vote_share": 0.59}, "mean top-vote share 0.59 < 0.6"), ({"mean_teacher_accuracy": 0.74, "plurality_accuracy": 0.9}, "0.74 < 0.75"),
+                     ({"plurality_accuracy": 0.79}, "plurality accuracy 0.79 < mean teacher accuracy 0.8")):
+        low = teacher_rows({"d": {**good, **bad}}, "pate").iloc[0]
+        assert not low["holds"] and "OUT of the regime" in low["note"] and why in low["note"], (bad, low["note"])
+    # the bar is set in one place
+    assert (TEACHER_REGIME.min_mean_teacher_accuracy, TEACHER_REGIME.min_mean_top_vote_share) == (0.75, 0.6)
+    assert teacher_rows({"d": good}, "pate", regime=dataclasses.replace(TEACHER_REGIME, min_mean_top_vote_share=0.75)).iloc[0]["holds"] == False  # noqa: E712
     with pytest.raises(ValueError, match="votes_S"):
         teacher_properties(votes, [0, 1, 2], 3)
 
