@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["logsumexp_rows"]
+__all__ = ["logsumexp", "logsumexp_rows"]
 
 
 def logsumexp_rows(a: np.ndarray, overwrite: bool = False) -> np.ndarray:
@@ -55,3 +55,20 @@ def logsumexp_rows(a: np.ndarray, overwrite: bool = False) -> np.ndarray:
         if direct is not None:
             out[bad] = direct
     return out
+
+
+def logsumexp(a, axis=None, keepdims: bool = False, **kwargs):
+    """Drop-in for ``scipy.special.logsumexp`` with the same numbers: real 1-D arrays (``axis`` None,
+    0 or −1) and 2-D arrays over their last axis go through :func:`logsumexp_rows` (no array-API
+    overhead: the audits call it on small arrays hundreds of thousands of times); anything else
+    (``b``, ``return_sign``, complex input, other axes, ``keepdims``) is scipy's own call.
+    """
+    x = np.asarray(a)
+    if not kwargs and not keepdims and x.dtype.kind == "f" and x.dtype.itemsize == 8:
+        if x.ndim == 1 and axis in (None, 0, -1):
+            return logsumexp_rows(x[None, :])[0]
+        if x.ndim == 2 and axis in (1, -1):
+            return logsumexp_rows(x)
+    from scipy.special import logsumexp as _scipy_logsumexp
+
+    return _scipy_logsumexp(a, axis=axis, keepdims=keepdims, **kwargs)

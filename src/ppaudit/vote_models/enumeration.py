@@ -7,7 +7,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, xlog1py, xlogy
+from scipy.special import gammaln, xlog1py, xlogy
+
+from .._logsumexp import logsumexp  # scipy.special.logsumexp, the same numbers (issue 30 §1)
 
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_log
@@ -364,10 +366,12 @@ def effective_confidence(confidence: float, trials: int, total_variation: float)
 
 #: Bases enumerated in this process, kept for the next caller that asks the same question
 #: (:func:`enumerate_base_certified`): successes by (base, ``max_tail_mass``, ``max_support``),
-#: LRU of :data:`_BASE_CACHE_SIZE`; failures as the (threshold, support cap) pairs that overflowed.
+#: least recently used first out within :data:`_BASE_CACHE_SIZE` entries and :data:`_BASE_CACHE_BYTES`;
+#: failures as the (threshold, support cap) pairs that overflowed.
 #: ``_BASE_CACHE_SIZE = 0`` turns both off.
 _BASE_CACHE: OrderedDict = OrderedDict()
-_BASE_CACHE_SIZE = 8
+_BASE_CACHE_SIZE = 64
+_BASE_CACHE_BYTES = 128 * 2**20
 _BASE_TOO_LARGE: dict = {}
 
 
@@ -440,7 +444,8 @@ def enumerate_base_certified(model: NeighbouringVoteModel, max_tail_mass: float 
             if not _BASE_CACHE_SIZE:  # the cache off (bench/bench_audit_algorithms.py): enumerate every time
                 return hist, w, float(tail)
             _BASE_CACHE[ckey] = (hist, w, float(tail))
-            while len(_BASE_CACHE) > _BASE_CACHE_SIZE:
+            while len(_BASE_CACHE) > 1 and (len(_BASE_CACHE) > _BASE_CACHE_SIZE
+                                            or sum(h.nbytes + v.nbytes for h, v, _ in _BASE_CACHE.values()) > _BASE_CACHE_BYTES):
                 _BASE_CACHE.popitem(last=False)
             return _BASE_CACHE[ckey]
         theta /= 100.0

@@ -60,9 +60,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
-from .._logsumexp import logsumexp_rows
+from .._logsumexp import logsumexp, logsumexp_rows  # scipy.special.logsumexp, the same numbers (issue 30 §1)
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_llr_samples
 from ..noisy_argmax import log_class_probabilities

@@ -194,9 +194,17 @@ def _binomial_rows(c: np.longdouble, one_minus_c: np.longdouble, n: int) -> np.n
 
 #: Chain tables built in this process (:func:`chain_table`), by ``(q, n)``: the models of one
 #: audit job share their groups (PATE's ``Mult(k − 1, P_q)`` is the same for every candidate
-#: asking query ``q``, its control and the shadow model of the transcript audit). LRU.
+#: asking query ``q``, its control, the shadow model of the transcript audit and the joint
+#: Pois-NatQ audit). Least recently used first out, within :data:`_CHAIN_CACHE_BYTES` (a
+#: ``k = 250``, ten-class table is ≈ 5 MB: the default's 40 queries fit); ``_CHAIN_CACHE_SIZE = 0``
+#: turns the cache off.
 _CHAIN_CACHE: dict = {}
-_CHAIN_CACHE_SIZE = 16
+_CHAIN_CACHE_SIZE = 256
+_CHAIN_CACHE_BYTES = 256 * 2**20
+
+
+def _table_bytes(table: "ChainTable") -> int:
+    return int(sum(a.nbytes for a in table.keys + table.base + table.guide))
 
 
 def chain_table(q, n: int) -> ChainTable:
@@ -227,7 +235,8 @@ def chain_table(q, n: int) -> ChainTable:
     if table is None:
         table = _chain_table(q, n)
     _CHAIN_CACHE[key] = table  # most recently used last
-    while len(_CHAIN_CACHE) > _CHAIN_CACHE_SIZE:
+    while len(_CHAIN_CACHE) > 1 and (len(_CHAIN_CACHE) > _CHAIN_CACHE_SIZE
+                                     or sum(_table_bytes(t) for t in _CHAIN_CACHE.values()) > _CHAIN_CACHE_BYTES):
         del _CHAIN_CACHE[next(iter(_CHAIN_CACHE))]
     return table
 

@@ -96,3 +96,21 @@ def test_chain_table_cache_is_the_same_table(monkeypatch):
     assert c is not a and c.tv_bound == a.tv_bound
     for u, v in zip(a.keys + a.base + a.guide, c.keys + c.base + c.guide):
         np.testing.assert_array_equal(u, v)
+
+
+def test_logsumexp_drop_in_is_scipys():
+    from ppaudit._logsumexp import logsumexp as fast
+
+    rng = np.random.default_rng(11)
+    for it in range(400):
+        k = int(rng.integers(0, 50))
+        a = rng.normal(size=k) * rng.choice([1.0, 50.0, 800.0])
+        a[rng.random(k) < 0.3] = -np.inf
+        if it % 9 == 0 and k:
+            a[:] = -np.inf
+        if it % 13 == 0 and k:
+            a[0] = np.inf
+        np.testing.assert_array_equal(fast(a), logsumexp(a))
+        b = rng.normal(size=(4, k + 1))
+        np.testing.assert_array_equal(fast(b, axis=-1), logsumexp(b, axis=-1))
+        np.testing.assert_array_equal(fast(b, axis=0), logsumexp(b, axis=0))  # scipy's own call
