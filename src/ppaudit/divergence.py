@@ -11,7 +11,7 @@ All sums are taken in log space. Conventions (for orders α > 1):
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
+from ._logsumexp import logsumexp  # scipy.special.logsumexp, the same numbers (issue 30 §1)
 
 from ._validation import as_distribution, as_orders, check_positive_int, check_sigma, as_histograms
 from .noisy_argmax import log_class_probabilities

@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import log_ndtr
+
+from .._logsumexp import logsumexp  # scipy.special.logsumexp, the same numbers (issue 30 §1)
 
 from .._validation import as_histograms, as_orders, check_sigma
 

@@ -113,11 +113,17 @@ def sample_transcript_counts(
     for a in range(0, t, rows):
         b = min(t, a + rows)
         h = np.asarray(model(rng, b - a), dtype=np.float64)
+        # H + σ·Z formed in the normals' buffer (the same numbers: σ·Z rounded, then the sum rounded)
         if cache_answers:
-            ans = np.argmax(h + s * rng.standard_normal((b - a, c)), axis=1)
-            out[np.arange(a, b), ans] = n
+            z = rng.standard_normal((b - a, c))
+            z *= s
+            z += h
+            out[np.arange(a, b), np.argmax(z, axis=1)] = n
         else:
-            ans = np.argmax(h[:, None, :] + s * rng.standard_normal((b - a, n, c)), axis=2)
+            z = rng.standard_normal((b - a, n, c))
+            z *= s
+            z += h[:, None, :]
+            ans = np.argmax(z, axis=2)
             flat = ans + (np.arange(b - a) * c)[:, None]
             out[a:b] = np.bincount(flat.ravel(), minlength=(b - a) * c).reshape(b - a, c)
     return out

@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp
+from .._logsumexp import logsumexp  # scipy.special.logsumexp, the same numbers (issue 30 §1)
 
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import poisson_binomial_pmf, renyi_divergence_from_llr_samples, renyi_divergence_from_log

@@ -192,8 +192,26 @@ def _binomial_rows(c: np.longdouble, one_minus_c: np.longdouble, n: int) -> np.n
     return pmf
 
 
+#: Chain tables built in this process (:func:`chain_table`), by ``(q, n)``: the models of one
+#: audit job share their groups (PATE's ``Mult(k − 1, P_q)`` is the same for every candidate
+#: asking query ``q``, its control, the shadow model of the transcript audit and the joint
+#: Pois-NatQ audit). Least recently used first out, within :data:`_CHAIN_CACHE_BYTES` (a
+#: ``k = 250``, ten-class table is ≈ 5 MB: the default's 40 queries fit); ``_CHAIN_CACHE_SIZE = 0``
+#: turns the cache off.
+_CHAIN_CACHE: dict = {}
+_CHAIN_CACHE_SIZE = 256
+_CHAIN_CACHE_BYTES = 256 * 2**20
+
+
+def _table_bytes(table: "ChainTable") -> int:
+    return int(sum(a.nbytes for a in table.keys + table.base + table.guide))
+
+
 def chain_table(q, n: int) -> ChainTable:
     """Tabulate ``Mult(n, q)`` as its chain of conditional binomials (module doc).
+
+    A table is a pure function of ``(q, n)``: the same arguments return the same (immutable)
+    table, built once per process (:data:`_CHAIN_CACHE`).
 
     Args:
         q: ``(C,)`` non-negative probabilities (normalised here; the classes of positive
@@ -210,6 +228,21 @@ def chain_table(q, n: int) -> ChainTable:
     if not 1 <= n <= TABLE_MAX_COUNT:
         raise ValueError(f"n must be in [1, {TABLE_MAX_COUNT}], got {n}")
     q = np.asarray(q, dtype=np.float64)
+    if not _CHAIN_CACHE_SIZE:  # the cache off (bench/bench_audit_algorithms.py)
+        return _chain_table(q, n)
+    key = (q.shape, np.ascontiguousarray(q).tobytes(), n)
+    table = _CHAIN_CACHE.pop(key, None)
+    if table is None:
+        table = _chain_table(q, n)
+    _CHAIN_CACHE[key] = table  # most recently used last
+    while len(_CHAIN_CACHE) > 1 and (len(_CHAIN_CACHE) > _CHAIN_CACHE_SIZE
+                                     or sum(_table_bytes(t) for t in _CHAIN_CACHE.values()) > _CHAIN_CACHE_BYTES):
+        del _CHAIN_CACHE[next(iter(_CHAIN_CACHE))]
+    return table
+
+
+def _chain_table(q: np.ndarray, n: int) -> ChainTable:
+    """:func:`chain_table` without the cache."""
     cols = np.flatnonzero(q > 0)
     if cols.size == 0:
         raise ValueError(f"q must have positive mass, got {q}")
