@@ -9,10 +9,16 @@ the ratio old/new and whether the outputs are bitwise identical:
   copies, out-of-place ReLU6) against the default (padding folded into the convolutions,
   ReLU6 in place; ``ppaudit.models.encoders._fold_same_padding``), on ``--images`` training
   images of the embedded default's subset.
+* ``convert`` — rule ``convert_llm`` (the packaged Gemma-3-270M GGUF → safetensors folder):
+  ``convert_gguf`` with gguf-py's reader built for each of transformers' three reads
+  (``_one_gguf_reader`` replaced by a no-op) against the default (one reader); "identical" =
+  every file of the two output folders has the same bytes. Needs ``--gguf`` (e.g.
+  ``resources/models/gemma3-270m-q4_k_m.gguf`` of a run; else it is assembled into a temporary
+  folder first, ~1 s).
 
 Timings share the machine with whatever else runs: the interleaving makes the ratio fair, not
 the absolute seconds. Run: ``.venv/bin/python bench/bench_ml_rules.py [--cases efficientnet]
-[--images 256] [--repeat 2] [--threads 2]``.
+[--images 256] [--repeat 2] [--threads 1] [--gguf resources/models/gemma3-270m-q4_k_m.gguf]``.
 """
 
 from __future__ import annotations
@@ -67,7 +73,46 @@ def case_efficientnet(args: argparse.Namespace) -> dict:
     return res
 
 
-CASES = {"efficientnet": case_efficientnet}
+def _folder_bytes(folder: Path) -> np.ndarray:
+    """The files of a folder (not the manifest's timestamps: it has none) as one byte array, names included."""
+    parts = []
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        parts.append(np.frombuffer(f.relative_to(folder).as_posix().encode() + b"\0" + f.read_bytes(), dtype=np.uint8))
+    return np.concatenate(parts)
+
+
+def case_convert(args: argparse.Namespace) -> dict:
+    import contextlib
+    import os
+    import shutil
+    import tempfile
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ppaudit.models.llm import loading
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-convert-"))
+    gguf = Path(args.gguf) if args.gguf else loading.assemble_packaged_gguf(tmp / "model.gguf")
+    shared = loading._one_gguf_reader
+
+    def run(one_reader: bool) -> np.ndarray:
+        out = tmp / ("new" if one_reader else "old")
+        shutil.rmtree(out, ignore_errors=True)
+        loading._one_gguf_reader = shared if one_reader else contextlib.nullcontext
+        try:
+            loading.convert_gguf(gguf, out)
+        finally:
+            loading._one_gguf_reader = shared
+        return _folder_bytes(out)
+
+    try:
+        res = ab(lambda: run(False), lambda: run(True), args.repeat)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    res["what"] = f"convert_llm: {gguf.name} → safetensors folder"
+    return res
+
+
+CASES = {"efficientnet": case_efficientnet, "convert": case_convert}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     ap.add_argument("--images", type=int, default=256, help="images for the efficientnet case (default 256)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each side, interleaved (default 2)")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (the rules' threads: 2)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1, the rules' threads)")
+    ap.add_argument("--gguf", default=None, help="the GGUF for the convert case (default: assemble the packaged one)")
     args = ap.parse_args(argv)
     import torch
 
