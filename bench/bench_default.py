@@ -32,6 +32,17 @@ Run: ``make bench-default`` or ``.venv/bin/python bench/bench_default.py [--core
 all``) into a fresh directory, so the two cores overlap jobs of different groups as ``make run``
 does (the per-group sum above cannot); with ``--write-readme`` its line goes between the markers
 ``<!-- bench-default-whole:begin -->`` and ``<!-- bench-default-whole:end -->``.
+
+Per-job start-up (issue 30 §1). Every job of a ``script:`` rule is a fresh Python process that
+pays the interpreter, Snakemake's preamble (unpickling the ``snakemake`` object) and the script's
+imports before its first line of work. After the snakemake call(s), the bench counts the jobs
+each rule ran (the ``rule X:`` blocks of the group's log) and times, per rule, a fresh
+``python -c`` of exactly that preamble + the module-level imports of ``workflow/scripts/<rule>.py``
+(:func:`bench_imports.script_imports`), ``--startup-repeats`` times (median; the machine is idle
+by then). The table gets "start-up per job" (CPU seconds, user + sys, mean over the group's
+jobs) and "jobs × start-up" (the sum over the group's jobs: CPU time the jobs spent before
+working, part of the CPU column); the ``--whole`` line the same over the whole run.
+``--startup-repeats 0`` skips it.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import os
 import re
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +69,11 @@ sys.path.insert(0, str(REPO / "src"))  # a checkout without the editable install
 
 from ppaudit.workflow.registry import Registry, Target, load_registry
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_imports import PREAMBLE, script_imports  # noqa: E402  (bench/bench_imports.py)
+
 REGISTRY_FILE = REPO / "workflow" / "figures.yaml"
+SCRIPTS = REPO / "workflow" / "scripts"
 PROFILE = "workflow/profiles/default"
 README = REPO / "README.md"
 BEGIN_MARKER = "<!-- bench-default:begin -->"
@@ -253,7 +269,9 @@ def format_seconds(seconds: float) -> str:
 class GroupResult:
     """What one group cost: ``jobs`` run, ``wall_s`` seconds, ``cpu_s`` = user + system seconds of
     the process tree, ``scheduler_cpu_s`` = of which the snakemake process itself (``None``
-    where ``/proc`` is not available)."""
+    where ``/proc`` is not available); ``startup_cpu_s`` = the per-job start-up summed over the
+    group's script jobs (:func:`startup_total`; ``None``: not measured), ``script_jobs`` = how
+    many jobs that sum covers."""
 
     key: str
     title: str
@@ -262,6 +280,16 @@ class GroupResult:
     wall_s: float
     cpu_s: float
     scheduler_cpu_s: float | None = None
+    startup_cpu_s: float | None = None
+    script_jobs: int = 0
+
+
+def format_startup(total: float | None, jobs: int) -> tuple[str, str]:
+    """The two start-up cells: per job (``"1.23 s"``) and over the jobs (``format_seconds``); ``–`` if unknown."""
+    if total is None:
+        return "–", "–"
+    per_job = f"{total / jobs:.2f} s" if jobs else "–"
+    return per_job, format_seconds(total)
 
 
 def markdown_table(results: Sequence[GroupResult]) -> str:
@@ -277,20 +305,25 @@ def markdown_table(results: Sequence[GroupResult]) -> str:
         return "–" if any(v is None for v in values) else format_seconds(sum(values))  # type: ignore[arg-type]
 
     lines = [
-        "| target group | targets | jobs | wall time | CPU time (user + sys) | of which the scheduler |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| target group | targets | jobs | wall time | CPU time (user + sys) | of which the scheduler "
+        "| start-up per job (CPU) | jobs × start-up |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
+        per_job, over_jobs = format_startup(r.startup_cpu_s, r.script_jobs)
         lines.append(
             f"| {r.title} | {compress_ids(r.targets)} | {r.jobs} | {format_seconds(r.wall_s)} "
-            f"| {format_seconds(r.cpu_s)} | {sched([r.scheduler_cpu_s])} |"
+            f"| {format_seconds(r.cpu_s)} | {sched([r.scheduler_cpu_s])} | {per_job} | {over_jobs} |"
         )
     jobs = sum(r.jobs for r in results)
     wall = sum(r.wall_s for r in results)
     cpu = sum(r.cpu_s for r in results)
+    known = all(r.startup_cpu_s is not None for r in results)
+    per_job, over_jobs = format_startup(sum(r.startup_cpu_s for r in results) if known else None,  # type: ignore[misc]
+                                        sum(r.script_jobs for r in results))
     lines.append(
         f"| **total** | | **{jobs}** | **{format_seconds(wall)}** | **{format_seconds(cpu)}** "
-        f"| **{sched([r.scheduler_cpu_s for r in results])}** |"
+        f"| **{sched([r.scheduler_cpu_s for r in results])}** | **{per_job}** | **{over_jobs}** |"
     )
     return "\n".join(lines) + "\n"
 
@@ -303,19 +336,114 @@ def readme_block(results: Sequence[GroupResult], *, when: str, cores: int, confi
         f"incremental cost after the groups above it (one fresh directory, groups in this order); "
         f"jobs leave out the no-op target rules, so they add up to the jobs of `make run`; every group is one "
         f"snakemake call, so the total holds {len(results)} workflow parses + DAG builds where `make run` has one "
-        f"(≈ 4 s CPU each, in the scheduler column).\n\n"
+        f"(≈ 4 s CPU each, in the scheduler column). Start-up: what each job spends before its first line of "
+        f"work (interpreter, Snakemake's preamble, the script's imports), timed after the run per rule as a fresh "
+        f"`python -c` of those imports on the idle machine; per job = mean over the group's jobs, "
+        f"jobs × start-up = its part of the CPU column.\n\n"
         + markdown_table(results)
     )
 
 
-def whole_block(wall: float, cpu: float, sched: float | None, jobs: int, *, when: str, cores: int, configfile: str, load: str) -> str:
+def whole_block(wall: float, cpu: float, sched: float | None, jobs: int, *, when: str, cores: int, configfile: str, load: str,
+                startup_cpu: float | None = None, script_jobs: int = 0) -> str:
     """The README line of a ``--whole`` run (one snakemake call, as ``make run``)."""
     sched_text = "–" if sched is None else format_seconds(sched)
+    startup = ""
+    if startup_cpu is not None and script_jobs:
+        startup = (f" Per-job start-up (interpreter + Snakemake preamble + the script's imports): "
+                   f"{startup_cpu / script_jobs:.2f} s CPU per job, {script_jobs} jobs × start-up = "
+                   f"{format_seconds(startup_cpu)} ({100 * startup_cpu / cpu:.0f} % of the CPU time).")
     return (
         f"Whole run, one `make run`-equivalent snakemake call (`make bench-default BENCH_ARGS=--whole`) on {when}, "
         f"{cores} cores, `--configfile {configfile}`, load average {load} at the start: **{format_seconds(wall)} wall**, "
-        f"{jobs} jobs, CPU {format_seconds(cpu)} (user + sys of the process tree), of which the scheduler {sched_text}.\n"
+        f"{jobs} jobs, CPU {format_seconds(cpu)} (user + sys of the process tree), of which the scheduler {sched_text}."
+        f"{startup}\n"
     )
+
+
+_JOB_RULE = re.compile(r"^(?:local)?rule (\w+):\s*$", re.MULTILINE)
+
+
+def jobs_per_rule(output: str) -> dict[str, int]:
+    """Jobs per rule that a snakemake run started, from its output (one ``rule X:`` / ``localrule X:`` block per job).
+
+    Args:
+        output: stdout + stderr of ``snakemake`` (a run).
+
+    Returns:
+        ``{rule: jobs}`` in order of first appearance (target rules and ``all`` included).
+    """
+    counts: dict[str, int] = {}
+    for name in _JOB_RULE.findall(output):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def startup_code(rule: str, scripts: Path = SCRIPTS) -> str | None:
+    """What a job of ``rule`` runs before its first line of work: the preamble's imports + the script's imports.
+
+    Returns:
+        Python source, or ``None`` when ``rule`` has no script ``workflow/scripts/<rule>.py``
+        (target rules, ``all``: no process of their own).
+    """
+    path = scripts / f"{rule}.py"
+    if not path.is_file():
+        return None
+    return PREAMBLE + script_imports(path) + "\n"
+
+
+def measure_startup(code: str, *, python: str = sys.executable, repeat: int = 3, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Median wall and CPU (user + sys) seconds of ``python -c code`` in a fresh process, ``repeat`` runs.
+
+    The process runs in ``workflow/scripts`` with that folder on ``PYTHONPATH`` (Snakemake puts
+    it on ``sys.path`` of every script, for ``import _ppaudit_path``) and the thread variables
+    that Snakemake sets for a one-thread job (``OMP_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, …;
+    most rules have ``threads: 1``; without them the BLAS thread pools started at import cost
+    ~0.2 s more CPU per process than a job pays).
+
+    Raises:
+        RuntimeError: if the imports fail.
+    """
+    if env is None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SCRIPTS), env.get("PYTHONPATH", "")) if p)
+        for var in ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):  # as snakemake.shell sets them for threads: 1
+            env[var] = "1"
+    walls, cpus = [], []
+    for _ in range(max(1, repeat)):
+        cpu0, t0 = _cpu_children(), time.monotonic()
+        proc = subprocess.run([python, "-c", code], cwd=SCRIPTS, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, check=False)
+        walls.append(time.monotonic() - t0)
+        cpus.append(_cpu_children() - cpu0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"start-up probe failed (exit {proc.returncode}):\n{code}\n{proc.stderr[-2000:]}")
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def startup_costs(rules: Iterable[str], *, python: str = sys.executable, repeat: int = 3) -> dict[str, tuple[float, float]]:
+    """``{rule: (wall, CPU seconds of one job's start-up)}`` for the rules that have a script (same imports timed once)."""
+    by_code: dict[str, tuple[float, float]] = {}
+    out: dict[str, tuple[float, float]] = {}
+    for rule in rules:
+        code = startup_code(rule)
+        if code is None:
+            continue
+        if code not in by_code:
+            by_code[code] = measure_startup(code, python=python, repeat=repeat)
+        out[rule] = by_code[code]
+    return out
+
+
+def startup_total(per_rule_jobs: dict[str, int], costs: dict[str, tuple[float, float]]) -> tuple[float, int]:
+    """CPU seconds of start-up summed over the jobs, and how many jobs (rules without a script count none)."""
+    total, jobs = 0.0, 0
+    for rule, n in per_rule_jobs.items():
+        if rule in costs:
+            total += n * costs[rule][1]
+            jobs += n
+    return total, jobs
 
 
 def splice_readme(text: str, block: str, begin: str = BEGIN_MARKER, end: str = END_MARKER) -> str:
@@ -392,13 +520,13 @@ class _OwnCpuSampler(threading.Thread):
             self.done.wait(0.5)
 
 
-def run_group(cmd: Sequence[str], log_path: Path, label: str) -> tuple[float, float, float | None, int]:
+def run_group(cmd: Sequence[str], log_path: Path, label: str) -> tuple[float, float, float | None, int, dict[str, int]]:
     """Run one snakemake call, its output to ``log_path``, progress to stdout.
 
     Returns:
         ``(wall seconds, CPU seconds of the process tree, CPU seconds of the snakemake process
         itself — the scheduler, last sampled ≤ 0.5 s before it exits, ``None`` without /proc —,
-        jobs)``.
+        jobs, jobs per rule (:func:`jobs_per_rule`))``.
 
     Raises:
         RuntimeError: if snakemake fails (the tail of its log is in the message).
@@ -426,7 +554,7 @@ def run_group(cmd: Sequence[str], log_path: Path, label: str) -> tuple[float, fl
     if rc != 0:
         tail = "".join(lines[-30:])
         raise RuntimeError(f"snakemake failed (exit {rc}) in group {label}; log {log_path}; last lines:\n{tail}")
-    return wall, cpu, sampler.last, parse_job_count(output)
+    return wall, cpu, sampler.last, parse_job_count(output), jobs_per_rule(output)
 
 
 def dry_run(groups: Sequence[tuple[Group, list[str]]], directory: Path, configfile: Path, cores: str) -> list[int]:
@@ -444,6 +572,27 @@ def dry_run(groups: Sequence[tuple[Group, list[str]]], directory: Path, configfi
         counts.append(total - previous)
         previous = total
     return counts
+
+
+def startup_table(per_rule: dict[str, int], costs: dict[str, tuple[float, float]]) -> str:
+    """Markdown table of the start-up per rule (largest sum over the jobs first), for the console."""
+    rows = sorted(((r, n, costs[r]) for r, n in per_rule.items() if r in costs), key=lambda x: -x[1] * x[2][1])
+    lines = ["| rule | jobs | start-up per job: wall | CPU | jobs × start-up (CPU) |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r} | {n} | {w:.2f} s | {c:.2f} s | {n * c:.1f} s |" for r, n, (w, c) in rows]
+    total, jobs = startup_total(per_rule, costs)
+    lines.append(f"| **all script jobs** | **{jobs}** | | **{total / jobs if jobs else 0:.2f} s** | **{total:.0f} s** |")
+    return "\n".join(lines) + "\n"
+
+
+def _startup_costs_verbose(per_rule: dict[str, int], repeats: int) -> dict[str, tuple[float, float]] | None:
+    """:func:`startup_costs` of the rules that ran, with a progress line; ``None`` when ``repeats`` is 0."""
+    if repeats <= 0:
+        return None
+    print(f"  start-up per job: timing the imports of {len(per_rule)} rules, {repeats} runs each (median) ...", flush=True)
+    t0 = time.monotonic()
+    costs = startup_costs(per_rule, repeat=repeats)
+    print(f"    done in {time.monotonic() - t0:.0f} s\n\n" + startup_table(per_rule, costs), flush=True)
+    return costs
 
 
 def _fresh_directory(path: str | None) -> Path:
@@ -466,6 +615,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print the groups and their incremental job counts (snakemake -n); run nothing")
     parser.add_argument("--write-readme", action="store_true", help=f"splice the table into {README.name} between the bench-default markers")
     parser.add_argument("--whole", action="store_true", help="time one snakemake call for every target (as `make run`) instead of the groups")
+    parser.add_argument("--startup-repeats", type=int, default=3,
+                        help="after the run, time each rule's per-job start-up this many times (median); 0: skip (default 3)")
     args = parser.parse_args(argv)
 
     configfile = Path(args.configfile).resolve()
@@ -512,33 +663,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_path = log_dir / "whole.log"
         print(f"[whole] every target in one snakemake call (rule all), log {log_path}", flush=True)
         cmd = snakemake_command([], directory=directory, configfile=configfile, cores=args.cores)
-        wall, cpu, sched_cpu, jobs = run_group(cmd, log_path, "whole")
+        wall, cpu, sched_cpu, jobs, per_rule = run_group(cmd, log_path, "whole")
         jobs -= 1  # the no-op `all` job (rule all runs no target rule)
+        costs = _startup_costs_verbose(per_rule, args.startup_repeats)
+        startup_cpu, script_jobs = startup_total(per_rule, costs) if costs is not None else (None, 0)
         (log_dir / "bench_default_whole.json").write_text(
             json.dumps({"when": when, "cores": cores, "configfile": config_label, "load_at_start": load, "directory": str(directory),
-                        "wall_s": wall, "cpu_s": cpu, "scheduler_cpu_s": sched_cpu, "jobs": jobs}, indent=2) + "\n",
+                        "wall_s": wall, "cpu_s": cpu, "scheduler_cpu_s": sched_cpu, "jobs": jobs,
+                        "jobs_per_rule": per_rule, "startup_per_rule_wall_cpu_s": costs,
+                        "startup_cpu_s": startup_cpu, "script_jobs": script_jobs}, indent=2) + "\n",
             encoding="utf-8",
         )
-        block = whole_block(wall, cpu, sched_cpu, jobs, when=when, cores=cores, configfile=config_label, load=load)
+        block = whole_block(wall, cpu, sched_cpu, jobs, when=when, cores=cores, configfile=config_label, load=load,
+                            startup_cpu=startup_cpu, script_jobs=script_jobs)
         print("\n" + block)
         if args.write_readme:
             README.write_text(splice_readme(README.read_text(encoding="utf-8"), block, WHOLE_BEGIN_MARKER, WHOLE_END_MARKER), encoding="utf-8")
             print(f"wrote the whole-run line into {README}")
         return 0
     results: list[GroupResult] = []
+    group_rules: list[dict[str, int]] = []
     for i, (group, ids) in enumerate(groups, start=1):
         log_path = log_dir / f"{i:02d}_{group.key}.log"
         print(f"[{i}/{len(groups)}] {group.title}: {len(ids)} target{'s' if len(ids) != 1 else ''}, log {log_path}", flush=True)
         cmd = snakemake_command(ids, directory=directory, configfile=configfile, cores=args.cores)
-        wall, cpu, sched_cpu, jobs = run_group(cmd, log_path, group.key)
+        wall, cpu, sched_cpu, jobs, per_rule = run_group(cmd, log_path, group.key)
         jobs -= target_rule_count(registry, ids)
         results.append(GroupResult(group.key, group.title, ids, jobs, wall, cpu, sched_cpu))
+        group_rules.append(per_rule)
         print(f"    done: {jobs} jobs, wall {format_seconds(wall)}, CPU {format_seconds(cpu)}", flush=True)
+    all_rules: dict[str, int] = {}
+    for per_rule in group_rules:
+        for rule, n in per_rule.items():
+            all_rules[rule] = all_rules.get(rule, 0) + n
+    costs = _startup_costs_verbose(all_rules, args.startup_repeats)
+    if costs is not None:
+        for r, per_rule in zip(results, group_rules):
+            r.startup_cpu_s, r.script_jobs = startup_total(per_rule, costs)
 
     table = markdown_table(results)
     (log_dir / "bench_default.json").write_text(
         json.dumps({"when": when, "cores": cores, "configfile": config_label, "load_at_start": load,
-                    "directory": str(directory), "groups": [asdict(r) for r in results]}, indent=2) + "\n",
+                    "directory": str(directory), "groups": [asdict(r) for r in results],
+                    "jobs_per_rule": group_rules, "startup_per_rule_wall_cpu_s": costs}, indent=2) + "\n",
         encoding="utf-8",
     )
     print(f"\nWall and CPU time per target group (incremental; load average at start {load}):\n")

@@ -29,7 +29,7 @@ rule convert_llm:
         "logs/convert_llm/gemma3-270m.log",
     benchmark:
         "benchmarks/convert_llm/gemma3-270m.tsv"
-    threads: 2
+    threads: 1  # parsing the GGUF is one Python thread: a second reserved core would idle
     resources:
         mem_mb=6000,
         runtime=30,

@@ -40,7 +40,14 @@ Preprocessing (documented choices; the paper states only the models):
 
 Speed. EfficientNet-Lite0's batch norms are folded into the preceding convolutions and the
 network runs in ``channels_last`` (identical features up to ~1e-5, about twice as fast on
-CPU); sentences are encoded sorted by length (less padding) and returned in input order.
+CPU). Its TensorFlow "same" padding (an ``nn.ZeroPad2d`` before 17 of its convolutions: a copy
+of the activations into a zero-filled tensor, ~30 % of the CPU time) is folded into the
+convolutions (:func:`_fold_same_padding`: symmetric pads become the convolution's own padding;
+the asymmetric ``(p, p + 1)`` pads of the stride-2 layers become padding ``p + 1`` on both sides
+with the kernel shifted by a leading row and column of zero taps) and its ReLU6 runs in place: the
+same arithmetic on the same values (the extra taps multiply padding zeros by zero weights), and
+the features came out bitwise identical on the 4,000 images of the embedded default, ~2x faster
+(issue 30). Sentences are encoded sorted by length (less padding) and returned in input order.
 
 The on-disk cache of extracted features is :mod:`ppaudit.models.feature_cache`.
 """
@@ -211,6 +218,51 @@ def _fold_batchnorm(parent, conv_name: str, bn_name: str) -> None:
     setattr(parent, bn_name, torch.nn.Identity())
 
 
+def _fold_same_padding(model) -> int:
+    """Fold every ``static_padding`` (``nn.ZeroPad2d`` of TF "same" padding) into its convolution.
+
+    A pad ``(left, right, top, bottom)`` with ``right - left = dw >= 0`` and ``bottom - top = dh >= 0``
+    becomes the convolution's own zero padding ``(bottom, right)`` on both sides, and the kernel
+    gets ``dh`` leading rows and ``dw`` leading columns of zeros, so that every output sums the same
+    products ``w * x`` as before (plus products of zero weights with padding zeros): for a
+    stride-2 3x3 convolution with pad ``(0, 1)``, ``y[i] = sum_m w[m] x[2i + m]`` either way. Saves
+    the copy into a zero-filled tensor before each of these convolutions.
+
+    Returns:
+        The number of convolutions changed.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    changed = 0
+    for module in model.modules():
+        pad = getattr(module, "static_padding", None)
+        if not isinstance(pad, torch.nn.ZeroPad2d) or not isinstance(module, torch.nn.Conv2d):
+            continue
+        left, right, top, bottom = pad.padding
+        dw, dh = right - left, bottom - top
+        if dw < 0 or dh < 0 or module.padding != (0, 0) or module.dilation != (1, 1):
+            continue
+        if dw or dh:
+            with torch.no_grad():
+                weight = F.pad(module.weight, (dw, 0, dh, 0))
+            module.weight = torch.nn.Parameter(weight, requires_grad=False)
+            module.kernel_size = tuple(weight.shape[-2:])
+        module.padding = (bottom, right)
+        module.static_padding = torch.nn.Identity()
+        changed += 1
+    return changed
+
+
+def _relu6_in_place(model) -> None:
+    """Make the ReLU6 activations of an EfficientNet-Lite work in place (each acts on a fresh convolution output)."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.ReLU6):
+            module.inplace = True
+
+
 class EfficientNetLite0Encoder(Encoder):
     """EfficientNet-Lite0 (ImageNet-1k) penultimate features, 1280-d — the offline image default.
 
@@ -220,6 +272,8 @@ class EfficientNetLite0Encoder(Encoder):
         normalization: ``"lite"`` (``(255x−127)/128``, what the weights were trained with;
             default) or ``"imagenet"`` (mean/std of ImageNet). See the module docstring.
         fold_batchnorm: fold batch norms into convolutions (faster, same features ±1e-5).
+        fold_padding: fold the "same" padding into the convolutions and run ReLU6 in place
+            (:func:`_fold_same_padding`; same arithmetic, ~1.6x faster on CPU).
         batch_size, device: see :class:`Encoder`.
     """
 
@@ -227,13 +281,14 @@ class EfficientNetLite0Encoder(Encoder):
     modality = "image"
 
     def __init__(self, weights_path: str | os.PathLike | None = None, image_size: int = 224, normalization: str = "lite",
-                 fold_batchnorm: bool = True, batch_size: int = 32, device: str | None = None):
+                 fold_batchnorm: bool = True, batch_size: int = 32, device: str | None = None, fold_padding: bool = True):
         super().__init__(batch_size, device)
         if normalization not in ("imagenet", "lite"):
             raise ValueError(f"normalization must be 'imagenet' or 'lite', got {normalization!r}")
         self.image_size = check_positive_int(image_size, "image_size", minimum=32)
         self.normalization = normalization
         self.fold_batchnorm = bool(fold_batchnorm)
+        self.fold_padding = bool(fold_padding)
         self.weights_path = None if weights_path is None else Path(weights_path)
 
     def config(self) -> dict[str, Any]:
@@ -275,6 +330,9 @@ class EfficientNetLite0Encoder(Encoder):
                     _fold_batchnorm(block, "_depthwise_conv", "_bn1")
                     _fold_batchnorm(block, "_project_conv", "_bn2")
                 _fold_batchnorm(model, "_conv_head", "_bn1")
+        if self.fold_padding:
+            _fold_same_padding(model)
+            _relu6_in_place(model)
         self._model = model.to(self.device).to(memory_format=torch.channels_last)
         if self.normalization == "imagenet":
             self._mean, self._std = IMAGENET_MEAN, IMAGENET_STD

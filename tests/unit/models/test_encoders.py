@@ -83,6 +83,43 @@ def test_efficientnet_lite0_loads_offline_and_extracts():
     np.testing.assert_allclose(a, plain, rtol=1e-3, atol=1e-4)  # batch-norm folding is exact algebra
 
 
+def test_efficientnet_padding_fold_gives_the_same_features():
+    """The folded "same" padding and the in-place ReLU6 (issue 30) change no value: the unfolded
+    network on the same images (measured bitwise identical on the embedded default's 4,000 images;
+    here within float rounding, whatever kernels this machine picks)."""
+    import torch
+
+    from ppaudit.data import load_dataset
+
+    x = load_dataset("fashion-mnist", source="packaged")[2][:3]
+    folded = F.EfficientNetLite0Encoder(batch_size=3)
+    a = folded.encode(x)
+    b = F.EfficientNetLite0Encoder(fold_padding=False, batch_size=3).encode(x)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    pads = [m for m in folded._model.modules() if hasattr(m, "static_padding")]
+    assert pads and all(not isinstance(m.static_padding, torch.nn.ZeroPad2d) for m in pads)
+
+
+@pytest.mark.parametrize(("size", "kernel", "stride"), [(224, 3, 2), (112, 5, 2), (56, 3, 1), (28, 5, 1), (15, 3, 2)])
+def test_fold_same_padding_is_tf_same_padding(size, kernel, stride):
+    """A convolution after an asymmetric ZeroPad2d (TF "same") equals the folded one: its own
+    padding plus leading zero taps (Conv2dStaticSamePadding of efficientnet-lite-pytorch)."""
+    import torch
+    from efficientnet_lite_pytorch.utils import Conv2dStaticSamePadding
+
+    torch.manual_seed(0)
+    conv = Conv2dStaticSamePadding(4, 6, kernel, stride=stride, image_size=size, bias=True).eval()
+    x = torch.randn(2, 4, size, size)
+    assert isinstance(conv.static_padding, torch.nn.ZeroPad2d)
+    with torch.no_grad():
+        want = conv(x)
+        assert F._fold_same_padding(conv) == 1
+        got = conv(x)
+    assert isinstance(conv.static_padding, torch.nn.Identity)
+    assert got.shape == want.shape == (2, 6, -(-size // stride), -(-size // stride))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_minilm_loads_offline_and_extracts():
     enc = F.get_encoder("all-minilm-l6-v2", batch_size=2)
     s = ["A warm, funny and moving film.", "Dull.", "An utterly tedious, joyless two hours.", "A delight from start to finish."]

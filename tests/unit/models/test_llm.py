@@ -373,3 +373,26 @@ def test_gemma3_270m_smoke():
         np.testing.assert_allclose(res.scores[i], first, rtol=0, atol=1e-3)
     assert lm.model_id.startswith("gguf:gemma3-270m-q4_k_m.gguf:")
     print(f"gemma smoke: load {lm.load_seconds:.1f} s, total {time.perf_counter() - t0:.1f} s, labels {res.labels.tolist()}")
+
+
+def test_one_gguf_reader_builds_each_reader_once(monkeypatch, tmp_path):
+    """convert_gguf parses the GGUF once for transformers' three reads (issue 30): inside the block
+    ``gguf.GGUFReader`` returns the first reader of a path again; outside, the original class."""
+    gguf = pytest.importorskip("gguf")
+    from ppaudit.models.llm.loading import _one_gguf_reader
+
+    built = []
+
+    class FakeReader:
+        def __init__(self, path, mode="r"):
+            built.append((path, mode))
+
+    monkeypatch.setattr(gguf, "GGUFReader", FakeReader)
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    with _one_gguf_reader():
+        first = gguf.GGUFReader(a)
+        assert gguf.GGUFReader(str(a)) is first  # same file, any spelling of its path
+        assert gguf.GGUFReader(b) is not first
+    assert len(built) == 2
+    assert gguf.GGUFReader is FakeReader
+    assert gguf.GGUFReader(a) is not first and len(built) == 3

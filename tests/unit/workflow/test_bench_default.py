@@ -153,8 +153,8 @@ def test_parse_job_count():
 
 def _results():
     return [
-        bd.GroupResult("chadha_synthetic", "Chadha synthetic", ["chadha_fig2", "chadha_fig6"], 6, 20.4, 35.0, 3.0),
-        bd.GroupResult("wang2022", "Wang et al. 2022", ["wang_fig1"], 24, 194.0, 300.2, 12.4),
+        bd.GroupResult("chadha_synthetic", "Chadha synthetic", ["chadha_fig2", "chadha_fig6"], 6, 20.4, 35.0, 3.0, 7.5, 6),
+        bd.GroupResult("wang2022", "Wang et al. 2022", ["wang_fig1"], 24, 194.0, 300.2, 12.4, 30.0, 24),
     ]
 
 
@@ -162,12 +162,51 @@ def test_markdown_table_rows_and_totals():
     table = bd.markdown_table(_results())
     lines = table.strip().splitlines()
     assert len(lines) == 2 + 2 + 1  # header, separator, two groups, total
-    assert lines[2] == "| Chadha synthetic | `chadha_fig2` `chadha_fig6` | 6 | 20 s | 35 s | 3 s |"
-    assert lines[3] == "| Wang et al. 2022 | `wang_fig1` | 24 | 194 s ≈ 3.2 min | 300 s ≈ 5.0 min | 12 s |"
-    assert lines[-1] == "| **total** | | **30** | **214 s ≈ 3.6 min** | **335 s ≈ 5.6 min** | **15 s** |"
-    # without /proc the scheduler's share is unknown, and so is its total
+    assert lines[0].endswith("| start-up per job (CPU) | jobs × start-up |")
+    assert lines[2] == "| Chadha synthetic | `chadha_fig2` `chadha_fig6` | 6 | 20 s | 35 s | 3 s | 1.25 s | 8 s |"
+    assert lines[3] == "| Wang et al. 2022 | `wang_fig1` | 24 | 194 s ≈ 3.2 min | 300 s ≈ 5.0 min | 12 s | 1.25 s | 30 s |"
+    assert lines[-1] == "| **total** | | **30** | **214 s ≈ 3.6 min** | **335 s ≈ 5.6 min** | **15 s** | **1.25 s** | **38 s** |"
+    # without /proc the scheduler's share is unknown, and so is its total; start-up not measured: –
     unknown = bd.markdown_table([_results()[0], bd.GroupResult("x", "X", ["x1"], 1, 1.0, 1.0, None)])
-    assert unknown.strip().splitlines()[-1].endswith("| **–** |")
+    assert unknown.strip().splitlines()[-1].endswith("| **–** | **–** | **–** |")
+    assert unknown.strip().splitlines()[-2].endswith("| – | – | – |")
+
+
+def test_jobs_per_rule_from_run_output():
+    out = (
+        "[Thu Nov 26 20:20:56 2026]\nlocalrule audit_synthetic_pair:\n    jobid: 3\n"
+        "[Thu Nov 26 20:20:57 2026]\nrule audit_synthetic_pair:\n    jobid: 4\n"
+        "localrule plot_chadha_synthetic:\n    jobid: 1\nlocalrule chadha_fig2:\n"
+        "    reason: rule audit_synthetic_pair: not a job line\n"
+    )
+    assert bd.jobs_per_rule(out) == {"audit_synthetic_pair": 2, "plot_chadha_synthetic": 1, "chadha_fig2": 1}
+    assert bd.jobs_per_rule(RUN_OUTPUT) == {}
+
+
+def test_startup_code_is_preamble_plus_the_scripts_imports():
+    code = bd.startup_code("plot_chadha_appendix")
+    assert code.startswith(bd.PREAMBLE)
+    assert "import _ppaudit_path" in code and "from ppaudit.plots.appendix import appendix_figure" in code
+    assert "snakemake.params" not in code  # imports only, no work
+    assert bd.startup_code("chadha_fig7") is None  # a target rule: no script, no process
+    assert bd.startup_code("all") is None
+
+
+def test_startup_total_and_table():
+    costs = {"fit_vote_model": (0.9, 0.8), "plot_chadha_appendix": (1.6, 1.5)}
+    per_rule = {"fit_vote_model": 12, "plot_chadha_appendix": 2, "chadha_fig7": 1}
+    total, jobs = bd.startup_total(per_rule, costs)
+    assert jobs == 14 and total == pytest.approx(12 * 0.8 + 2 * 1.5)
+    table = bd.startup_table(per_rule, costs).strip().splitlines()
+    assert table[2] == "| fit_vote_model | 12 | 0.90 s | 0.80 s | 9.6 s |"  # largest sum first
+    assert table[-1] == "| **all script jobs** | **14** | | **0.90 s** | **13 s** |"
+
+
+def test_measure_startup_runs_a_fresh_process():
+    wall, cpu = bd.measure_startup("import json\n", repeat=1)
+    assert 0.0 < wall < 30.0 and 0.0 <= cpu < 30.0
+    with pytest.raises(RuntimeError, match="start-up probe failed"):
+        bd.measure_startup("import no_such_module_ppaudit\n", repeat=1)
 
 
 README_TEXT = f"""# title
@@ -254,6 +293,10 @@ def test_main_refuses_bad_arguments_before_running(tmp_path):
 def test_whole_run_line_and_its_own_markers():
     line = bd.whole_block(1230.0, 1900.0, 40.0, 196, when="24 Nov 2026 10:00", cores=2, configfile="config/config.yaml", load="0.0 / 0.0 / 0.0")
     assert f"**{bd.format_seconds(1230.0)} wall**" in line and "196 jobs" in line
+    assert "start-up" not in line  # not measured
+    with_startup = bd.whole_block(1230.0, 1900.0, 40.0, 196, when="24 Nov 2026 10:00", cores=2, configfile="config/config.yaml",
+                                  load="0.0 / 0.0 / 0.0", startup_cpu=190.0, script_jobs=190)
+    assert "1.00 s CPU per job, 190 jobs × start-up = 190 s ≈ 3.2 min (10 % of the CPU time)" in with_startup
     text = (REPO / "README.md").read_text(encoding="utf-8")
     out = bd.splice_readme(text, line, bd.WHOLE_BEGIN_MARKER, bd.WHOLE_END_MARKER)
     assert out.count(line.strip()) == 1
