@@ -22,7 +22,15 @@ of 10.
 
 Prints, per mechanism: wall time (median of ``--repeats``) of the search and of the baseline,
 their ratio, draws, verdicts and the certified ε lower bound of the witness against the best
-baseline bound. No assertion: timings are informative.
+baseline bound.
+
+Then the **benchmark target** (``blackbox_benchmark``): :func:`ppaudit.experiments.blackbox_benchmark.run_blackbox_benchmark`
+on the settings of ``config/config.yaml`` (the embedded default), once with the pilot objective
+of the search (``"shrunk"``: a lower confidence bound of the certified excess, relative to the
+claim, with honestly ordered likelihood-ratio sets and ordinal threshold sets) and once with the
+first version's plug-in objective, in the same process: wall and CPU seconds of each, their
+ratio, and the buggy / correct cases that meet their bars. ``--no-benchmark`` skips it.
+No assertion: timings are informative.
 """
 
 from __future__ import annotations
@@ -92,15 +100,50 @@ def run_case(name: str, trials: int, repeats: int) -> dict:
     }
 
 
+def run_benchmark_target() -> dict:
+    """The default config's ``blackbox_benchmark`` under both pilot objectives: seconds and bars met."""
+    from pathlib import Path
+
+    import yaml
+
+    import ppaudit.blackbox.search as search_module
+    from ppaudit.experiments.blackbox_benchmark import run_blackbox_benchmark
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())["blackbox_benchmark"]
+    kw = dict(confidence=cfg["confidence"], slack_level=cfg["slack_level"], cases=cfg["cases"] or None,
+              search_options={"pilot_fraction": cfg["pilot_fraction"], "certify_top": cfg["certify_top"]})
+    out = {"settings": cfg["settings"], "seeds": cfg["seeds"]}
+    saved = search_module._PILOT_OBJECTIVE
+    try:
+        for objective in ("shrunk", "plug-in"):
+            search_module._PILOT_OBJECTIVE = objective
+            c0, w0 = time.process_time(), time.perf_counter()
+            res = run_blackbox_benchmark(cfg["settings"], cfg["seeds"], **kw)
+            t = res.table
+            out[objective] = {
+                "wall_seconds": time.perf_counter() - w0, "cpu_seconds": time.process_time() - c0,
+                "buggy_rows_passed": f"{int(t.loc[t['buggy'], 'passed'].sum())}/{int(t['buggy'].sum())}",
+                "correct_rows_passed": f"{int(t.loc[~t['buggy'], 'passed'].sum())}/{int((~t['buggy']).sum())}",
+                "flagged": {f"{r.case}@{r.epsilon0:g}/{r.trials}": f"{r.flagged}/{r.seeds}" for r in t.itertuples()},
+            }
+    finally:
+        search_module._PILOT_OBJECTIVE = saved
+    out["wall_ratio_shrunk_over_plugin"] = out["shrunk"]["wall_seconds"] / out["plug-in"]["wall_seconds"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=lambda s: int(float(s)), default=200_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-benchmark", action="store_true", help="skip the blackbox_benchmark target's timing")
     args = ap.parse_args()
     rows = [run_case(name, args.trials, args.repeats) for name in CASES]
+    bench = None if args.no_benchmark else run_benchmark_target()
     if args.json:
-        print(json.dumps({"machine": platform.processor() or platform.machine(), "rows": rows}, indent=2))
+        print(json.dumps({"machine": platform.processor() or platform.machine(), "rows": rows, "benchmark": bench},
+                         indent=2))
         return
     for r in rows:
         print(f"{r['case']}: {r['pairs']} pairs x {r['trials_per_side']} draws per side")
@@ -113,6 +156,13 @@ def main() -> None:
               f"best eps >= {r['baseline_best_epsilon_lower_bound']:.3f} (audit_mechanism on every pair, Bonferroni / 10)")
         print(f"  ratio baseline / search: {r['speedup']:.2f}x")
         print(f"  witness: {r['witness']}")
+    if bench is not None:
+        print(f"blackbox_benchmark (config/config.yaml: {bench['settings']}, {bench['seeds']} seeds):")
+        for objective in ("shrunk", "plug-in"):
+            b = bench[objective]
+            print(f"  pilot objective {objective!r}: {b['wall_seconds']:.1f} s wall, {b['cpu_seconds']:.1f} s CPU; "
+                  f"bars met: buggy {b['buggy_rows_passed']}, correct {b['correct_rows_passed']}")
+        print(f"  wall ratio shrunk / plug-in: {bench['wall_ratio_shrunk_over_plugin']:.2f}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from ppaudit.selfcheck import false_alarm_limit  # noqa: E402
 p = snakemake.params  # noqa: F821
 out = snakemake.output  # noqa: F821
 seed = int(job_seed_sequence(p.seed, "blackbox", "run_blackbox_benchmark").generate_state(1)[0])
-settings = [{"epsilon": float(s["epsilon"]), "trials": int(s["trials"])} for s in p.settings]
+settings = [{"epsilon": float(s["epsilon"]), "trials": int(s["trials"]), **({"cases": list(s["cases"])} if s.get("cases") else {})}
+            for s in p.settings]
 log.info("black-box benchmark: settings %s, %s seeds, confidence %s, seed %s", settings, p.seeds, p.confidence, seed)
 res = run_blackbox_benchmark(settings, p.seeds, confidence=p.confidence, seed=seed, cases=list(p.cases) or None,
                              slack_level=p.slack_level,

@@ -32,6 +32,7 @@ view can only cost power, never soundness.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ __all__ = [
     "position_value_view",
     "report_noisy_max",
     "sparse_vector",
+    "svt_answer_features",
     "svt_true_epsilon",
 ]
 
@@ -209,6 +211,13 @@ def sparse_vector(algorithm: int, epsilon: float, c: int = 1, threshold: float =
             hit = first < m
             value[hit] = noisy[np.flatnonzero(hit), first[hit]]
             return np.column_stack([first.astype(np.float64), value])
+        if not resample:  # one pass over the matrix (same draws, same answers as the loop below)
+            top = noisy >= (threshold + rho)[:, None]
+            ans = top.astype(np.int64)
+            if cutoff:  # answered iff fewer than c ⊤ came before
+                before = np.cumsum(top, axis=1) - top
+                ans[before >= c] = -1
+            return ((ans + 1) * (3 ** np.arange(m, dtype=np.int64))).sum(axis=1)
         ans = np.empty((n, m), dtype=np.int64)
         count = np.zeros(n, dtype=np.int64)
         stopped = np.zeros(n, dtype=bool)
@@ -225,6 +234,20 @@ def sparse_vector(algorithm: int, epsilon: float, c: int = 1, threshold: float =
         return ((ans + 1) * (3 ** np.arange(m, dtype=np.int64))).sum(axis=1)
 
     return mech
+
+
+def svt_answer_features(codes, queries: int) -> np.ndarray:
+    """The answer vector behind :func:`sparse_vector`'s integer code, as classifier features.
+
+    The code is ``Σ_i (a_i + 1)·3^i`` with ``a_i`` ∈ {1 = ⊤, 0 = ⊥, −1 = not answered}; the features
+    are two indicators per query, ``a_i = ⊤`` and ``a_i = ⊥`` (``(n, 2·queries)`` floats). With 10
+    queries and no cutoff (Lyu et al. 2017, Algs. 5, 6) there are 2^10 answer vectors: too many cells
+    to order by likelihood ratio on a pilot, while a linear score in these indicators comes close to
+    the likelihood ratio (DP-Sniper, Bichsel et al. 2021, feeds the answer vector to its classifier).
+    """
+    c = np.asarray(codes, dtype=np.int64).reshape(-1)
+    d = (c[:, None] // (3 ** np.arange(int(queries), dtype=np.int64))) % 3
+    return np.concatenate([(d == 2), (d == 1)], axis=1).astype(np.float64)
 
 
 # --------------------------------------------------------------------------------------
@@ -332,6 +355,16 @@ class BenchmarkCase:
         neighbours: a zero-argument callable returning a fresh iterable of neighbouring pairs.
         adjacency: the adjacency those pairs walk, in words.
         peers: ``(StatDP name, DP-Sniper name)`` of the case in the peers' code, for the published table.
+        outputs: the ``outputs`` argument the benchmark gives :func:`~ppaudit.blackbox.search_mechanism`
+            for this case: ``"auto"`` (count the outputs), or a
+            :class:`~ppaudit.blackbox.ClassifierOutputs` where the output is a sequence whose cells
+            are too many to count: Lyu et al.'s Alg. 6 has query noise and no cutoff, so all ``2^m``
+            answer vectors have positive probability (1024 for 10 queries, ~10 pilot draws each at
+            50,000 draws per pair, too few to order them by likelihood ratio); it gets logistic
+            regression on :func:`svt_answer_features`, as DP-Sniper's logistic-regression variant
+            does. Alg. 5 has no query noise, so most answer vectors are impossible on one side of a
+            pair and counting finds them; with a cutoff ``c = 1`` an answer is the position of the
+            first ⊤ (``m + 1`` cells) and is counted.
     """
 
     name: str
@@ -347,6 +380,7 @@ class BenchmarkCase:
     neighbours: Callable[[], Iterable]
     adjacency: str
     peers: tuple[str, str] = field(default=("", ""))
+    outputs: object = "auto"
 
     @property
     def buggy(self) -> bool:
@@ -402,9 +436,13 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
     w_value = 0.5 / e     # grid of the real outputs: a quarter of the noise scale 2/ε
     cases = []
 
-    def add(name, family, source, bug, mech, view_fn, view, true_eps, true_src, pairs, adj, peers):
+    def add(name, family, source, bug, mech, view_fn, view, true_eps, true_src, pairs, adj, peers, outputs="auto"):
         cases.append(BenchmarkCase(name, family, source, bug, mech, view_fn(mech) if view_fn else mech, view, e,
-                                   float(true_eps), true_src, pairs, adj, peers))
+                                   float(true_eps), true_src, pairs, adj, peers, outputs))
+
+    from .search import ClassifierOutputs
+
+    svt_outputs = ClassifierOutputs("logistic", features=functools.partial(svt_answer_features, queries=k))
 
     lap = laplace_mechanism(e)
     add("laplace", "Laplace mechanism", "Dwork et al. 2006; Dwork & Roth 2014, Def. 3.3", "", lap,
@@ -448,5 +486,5 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
                 f"(half its noise scale), clipped to [{-3 * c / e:g}, {4 * c / e:g})") if alg == 3 else ""
         add(f"svt{alg}", "sparse vector technique", f"{lyu}, Alg. {alg}", svt_bugs[alg], mech, view_fn, view,
             svt_true_epsilon(alg, e, c), "Lyu et al. 2017, Table 1", _pairs_query_answers(k), svt_adj,
-            (statdp_svt[alg], f"SparseVectorTechnique{alg}"))
+            (statdp_svt[alg], f"SparseVectorTechnique{alg}"), svt_outputs if alg == 6 else "auto")
     return cases

@@ -96,6 +96,14 @@ def _witness_text(result) -> str:
     return f"{_pair_text(w.dataset)} vs {_pair_text(w.neighbour)}"
 
 
+def _outputs_text(result, outputs) -> str:
+    """How the search saw the outputs: ``counts`` or ``classifier (LogisticRegression)``."""
+    mode = str(getattr(result, "outputs", ""))
+    if mode == "classifier" and hasattr(outputs, "name"):
+        return f"classifier ({outputs.name()})"
+    return mode
+
+
 def _epsilon_lower_bound(result) -> float:
     """The largest Eq. (1) ε lower bound among the certified pairs (the witness's if no others are kept).
 
@@ -133,7 +141,9 @@ def run_blackbox_benchmark(
 
     Args:
         settings: a list of ``{"epsilon": ε₀, "trials": T}`` — the claimed ε₀ of every case and the
-            ``trials`` given to the search (per side; the draws actually made are counted).
+            ``trials`` given to the search (per side; the draws actually made are counted) — with an
+            optional ``"cases": [names]`` that runs only those cases in that setting (a second row at
+            more draws for the cases that need them, e.g. ε₀ = 0.1 at 2·10⁵ for the subtle bugs).
         seeds: seeded searches per case and setting (the bars need ≥ 20).
         confidence: the search's confidence (a correct case is flagged with probability ≤ 1 − it).
         seed: root seed; search ``r`` of case ``i`` in setting ``j`` uses ``SeedSequence(seed)``'s
@@ -156,15 +166,20 @@ def run_blackbox_benchmark(
     conf = check_probability(confidence, "confidence")
     if not settings:
         raise ValueError("settings must list at least one {'epsilon': ..., 'trials': ...}")
+    names = [c.name for c in benchmark_cases()]
     parsed = []
     for s in settings:
-        if not isinstance(s, dict) or set(s) - {"epsilon", "trials"} or not {"epsilon", "trials"} <= set(s):
-            raise ValueError(f"each setting must be {{'epsilon': float, 'trials': int}}, got {s!r}")
+        if not isinstance(s, dict) or set(s) - {"epsilon", "trials", "cases"} or not {"epsilon", "trials"} <= set(s):
+            raise ValueError(f"each setting must be {{'epsilon': float, 'trials': int}} (and optionally 'cases': "
+                             f"[names]), got {s!r}")
         eps = float(s["epsilon"])
         if not (eps > 0 and math.isfinite(eps)):
             raise ValueError(f"setting epsilon must be a finite number > 0, got {s['epsilon']!r}")
-        parsed.append((eps, check_positive_int(s["trials"], "trials")))
-    names = [c.name for c in benchmark_cases()]
+        only = list(s.get("cases") or [])
+        unknown = sorted(set(only) - set(names))
+        if unknown:
+            raise ValueError(f"unknown benchmark case(s) {unknown} in setting {s!r}; known: {names}")
+        parsed.append((eps, check_positive_int(s["trials"], "trials"), only))
     if cases:
         unknown = sorted(set(cases) - set(names))
         if unknown:
@@ -179,10 +194,11 @@ def run_blackbox_benchmark(
 
     run_rows, rows = [], []
     start = time.perf_counter()
-    bar = tqdm(total=len(parsed) * len(chosen) * reps, disable=not progress, desc="blackbox_benchmark")
-    for j, (eps, trials) in enumerate(parsed):
+    todo = [[n for n in chosen if not only or n in only] for _, _, only in parsed]
+    bar = tqdm(total=sum(map(len, todo)) * reps, disable=not progress, desc="blackbox_benchmark")
+    for j, (eps, trials, _) in enumerate(parsed):
         by_name = {c.name: c for c in benchmark_cases(eps)}
-        for name in chosen:
+        for name in todo[j]:
             case: BenchmarkCase = by_name[name]
             i = names.index(name)
             claim = Claim.dp(case.claim_epsilon, 0.0)
@@ -191,13 +207,15 @@ def run_blackbox_benchmark(
                 seq = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (j, i, r))
                 counted = _Counted(case.audited)
                 t0 = time.perf_counter()
-                res = search(counted, case.neighbours(), trials, confidence=conf, rng=seq, claim=claim, **opts)
+                kw = {"outputs": case.outputs, **opts}  # the case's output representation unless overridden
+                res = search(counted, case.neighbours(), trials, confidence=conf, rng=seq, claim=claim, **kw)
                 secs = time.perf_counter() - t0
                 row = {
                     "epsilon0": eps, "trials": trials, "case": name, "seed": r,
                     "flagged": res.verdict == "violation", "verdict": res.verdict,
                     "epsilon_lower_bound": _epsilon_lower_bound(res),
                     "draws_per_side": counted.draws / 2.0, "seconds": secs, "witness": _witness_text(res),
+                    "outputs": _outputs_text(res, kw.get("outputs")),
                 }
                 run_rows.append(row)
                 sub.append(row)
@@ -212,7 +230,8 @@ def run_blackbox_benchmark(
             mean_draws = float(runs["draws_per_side"].mean())
             rows.append({
                 "epsilon0": eps, "trials": trials, "case": name, "family": case.family, "source": case.source,
-                "bug": case.bug, "buggy": case.buggy, "view": case.view, "adjacency": case.adjacency,
+                "bug": case.bug, "buggy": case.buggy, "view": case.view, "outputs": runs["outputs"].iloc[0],
+                "adjacency": case.adjacency,
                 "claim_epsilon": case.claim_epsilon, "true_epsilon": case.true_epsilon,
                 "true_epsilon_source": case.true_epsilon_source, "seeds": reps, "flagged": flagged,
                 "verdict_rate": flagged / reps,

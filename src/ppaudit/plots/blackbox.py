@@ -17,7 +17,7 @@ _COLUMNS = {"epsilon0", "case", "buggy", "verdict_rate", "mean_epsilon_lower_bou
 
 
 def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, false_alarm_bar: float | None = None):
-    """Two panels per claimed ε₀: verdict rate per mechanism, and ε lower bounds beside the peers'.
+    """Two panels per setting (claimed ε₀ and draws): verdict rate per mechanism, and ε lower bounds beside the peers'.
 
     Args:
         table: :attr:`ppaudit.experiments.blackbox_benchmark.BenchmarkResult.table`.
@@ -26,7 +26,7 @@ def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, fal
 
     Returns:
         ``(figure, plotted)``: the figure and the long table of every plotted number
-        (``epsilon0``, ``panel``, ``case``, ``series``, ``value``).
+        (``epsilon0``, ``trials``, ``panel``, ``case``, ``series``, ``value``).
 
     Raises:
         ValueError: if ``table`` is empty or lacks a column.
@@ -38,11 +38,13 @@ def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, fal
         raise ValueError(f"table lacks the columns {sorted(missing)}")
     if table.empty:
         raise ValueError("table is empty")
-    eps_values = list(dict.fromkeys(table["epsilon0"].tolist()))
-    fig, axes = plt.subplots(len(eps_values), 2, figsize=(11.0, 3.3 * len(eps_values)), squeeze=False)
+    trials = table["trials"] if "trials" in table.columns else pd.Series([None] * len(table), index=table.index)
+    keys = list(dict.fromkeys(zip(table["epsilon0"].tolist(), trials.tolist())))  # one row of panels per setting
+    fig, axes = plt.subplots(len(keys), 2, figsize=(11.0, 3.3 * len(keys)), squeeze=False)
     rows = []
-    for r, eps in enumerate(eps_values):
-        sub = table[table["epsilon0"] == eps].reset_index(drop=True)
+    for r, (eps, t_set) in enumerate(keys):
+        sub = table[(table["epsilon0"] == eps) & ((trials == t_set) if t_set is not None else True)].reset_index(drop=True)
+        at = "" if t_set is None else f", {int(t_set):,} draws per side per pair"
         x = np.arange(len(sub))
         ax = axes[r, 0]
         colors = ["tab:red" if b else "tab:blue" for b in sub["buggy"].astype(bool)]
@@ -54,7 +56,7 @@ def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, fal
             ax.axhline(false_alarm_bar, color="tab:blue", ls="--", lw=1, label=f"false-alarm bar ({false_alarm_bar:.0%})")
         ax.set_ylim(0, 1.12)
         ax.set_ylabel("verdict 'violation'")
-        ax.set_title(f"claimed ε0 = {eps:g}: share of seeds flagged (red: buggy, blue: correct)", fontsize=8)
+        ax.set_title(f"claimed ε0 = {eps:g}{at}: share of seeds flagged (red: buggy, blue: correct)", fontsize=8)
         ax.legend(fontsize=6, loc="center right")
         ax = axes[r, 1]
         width = 0.27
@@ -65,21 +67,21 @@ def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, fal
             vals = sub[col].astype(float).to_numpy()
             ax.bar(x + (j - 1) * width, np.nan_to_num(vals, nan=0.0), width, color=color, label=label)
             for case, v in zip(sub["case"], vals):
-                rows.append({"epsilon0": eps, "panel": "epsilon_lower_bound", "case": case, "series": label, "value": v})
+                rows.append({"epsilon0": eps, "trials": t_set, "panel": "epsilon_lower_bound", "case": case, "series": label, "value": v})
         true = sub["true_epsilon"].astype(float).to_numpy()
         finite = np.isfinite(true)
         ax.scatter(x[finite], true[finite], marker="_", s=120, color="black", zorder=3, label="true ε")
         ax.axhline(eps, color="grey", ls="--", lw=0.8, label=f"claim ε0 = {eps:g}")
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylabel("ε lower bound")
-        ax.set_title(f"claimed ε0 = {eps:g}: ε lower bounds (true ε: black; ∞ not drawn)", fontsize=8)
+        ax.set_title(f"claimed ε0 = {eps:g}{at}: ε lower bounds (true ε: black; ∞ not drawn)", fontsize=8)
         ax.legend(fontsize=6, loc="upper left")
         for a in axes[r]:
             a.set_xticks(x)
             a.set_xticklabels(sub["case"], rotation=40, ha="right", fontsize=7)
         for case, rate, t in zip(sub["case"], sub["verdict_rate"], true):
-            rows.append({"epsilon0": eps, "panel": "verdict_rate", "case": case, "series": "ours", "value": float(rate)})
-            rows.append({"epsilon0": eps, "panel": "epsilon_lower_bound", "case": case, "series": "true ε",
+            rows.append({"epsilon0": eps, "trials": t_set, "panel": "verdict_rate", "case": case, "series": "ours", "value": float(rate)})
+            rows.append({"epsilon0": eps, "trials": t_set, "panel": "epsilon_lower_bound", "case": case, "series": "true ε",
                          "value": float(t) if not math.isnan(t) else math.nan})
     fig.tight_layout()
     return fig, pd.DataFrame(rows)

@@ -56,3 +56,16 @@ def test_same_seed_same_table():
     a = run_blackbox_benchmark([{"epsilon": 1.0, "trials": 3000}], 2, **kw).runs
     b = run_blackbox_benchmark([{"epsilon": 1.0, "trials": 3000}], 2, **kw).runs
     np.testing.assert_array_equal(a["epsilon_lower_bound"], b["epsilon_lower_bound"])
+
+
+def test_a_setting_can_name_its_own_cases():
+    """A second row at more draws for the cases that need them: ``{"cases": [...]}`` in a setting."""
+    res = run_blackbox_benchmark([{"epsilon": 1.0, "trials": 2000}, {"epsilon": 1.0, "trials": 3000, "cases": ["laplace"]}],
+                                 1, cases=["laplace", "rnm_laplace"])
+    t = res.table
+    assert list(zip(t["trials"], t["case"])) == [(2000, "laplace"), (2000, "rnm_laplace"), (3000, "laplace")]
+    assert set(t["outputs"]) == {"counts"}
+    with pytest.raises(ValueError, match="unknown benchmark case"):
+        run_blackbox_benchmark([{"epsilon": 1.0, "trials": 2000, "cases": ["nope"]}], 1)
+    with pytest.raises(ValueError, match="setting"):
+        run_blackbox_benchmark([{"epsilon": 1.0, "trials": 2000, "seeds": 3}], 1)
