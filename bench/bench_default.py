@@ -588,7 +588,8 @@ def _startup_costs_verbose(per_rule: dict[str, int], repeats: int) -> dict[str, 
     """:func:`startup_costs` of the rules that ran, with a progress line; ``None`` when ``repeats`` is 0."""
     if repeats <= 0:
         return None
-    print(f"  start-up per job: timing the imports of {len(per_rule)} rules, {repeats} runs each (median) ...", flush=True)
+    scripted = sum(1 for r in per_rule if startup_code(r) is not None)
+    print(f"  start-up per job: timing the imports of {scripted} rules, {repeats} runs each (median) ...", flush=True)
     t0 = time.monotonic()
     costs = startup_costs(per_rule, repeat=repeats)
     print(f"    done in {time.monotonic() - t0:.0f} s\n\n" + startup_table(per_rule, costs), flush=True)

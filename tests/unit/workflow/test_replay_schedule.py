@@ -1,0 +1,75 @@
+"""bench/replay_schedule.py (issue 30 §1): parsing a snakemake run log and replaying it on N cores."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("replay_schedule", REPO / "bench" / "replay_schedule.py")
+rs = importlib.util.module_from_spec(_spec)
+sys.modules["replay_schedule"] = rs  # dataclasses look the module up by name
+_spec.loader.exec_module(rs)
+
+# Three jobs as snakemake prints them: prep (2 threads, 0 → 10 s) writes a folder that
+# train reads below (10 → 40 s); tab runs beside nothing (40 → 45 s) and reads a file of train.
+LOG = """[Thu Nov 26 20:00:00 2026]
+localrule prep:
+    output: results/prep
+    log: logs/prep.log
+    jobid: 3
+    benchmark: benchmarks/prep.tsv
+    threads: 2
+Shell command: None
+[Thu Nov 26 20:00:10 2026]
+Finished jobid: 3 (Rule: prep)
+[Thu Nov 26 20:00:10 2026]
+localrule train:
+    input: results/prep/x.npy, data/raw.csv
+    output: results/model.npz
+    jobid: 2
+Shell command: None
+[Thu Nov 26 20:00:40 2026]
+Finished jobid: 2 (Rule: train)
+[Thu Nov 26 20:00:40 2026]
+localrule tab:
+    input: results/model.npz
+    output: results/tab.csv
+    jobid: 1
+[Thu Nov 26 20:00:45 2026]
+Finished jobid: 1 (Rule: tab)
+"""
+
+
+def test_parse_log_and_dependencies():
+    jobs = rs.parse_log(LOG)
+    assert sorted(jobs) == [1, 2, 3]
+    prep, train, tab = jobs[3], jobs[2], jobs[1]
+    assert (prep.rule, prep.threads, prep.start, prep.end, prep.benchmark) == ("prep", 2, 0.0, 10.0, "benchmarks/prep.tsv")
+    assert (train.threads, train.seconds, tab.seconds) == (1, 30.0, 5.0)
+    assert rs.dependencies(jobs) == {3: set(), 2: {3}, 1: {2}}  # a file below a directory output depends on it
+
+
+def test_replay_reproduces_the_log_and_packs_one_thread_jobs():
+    jobs = rs.parse_log(LOG)
+    deps = rs.dependencies(jobs)
+    seconds = {j: job.seconds for j, job in jobs.items()}
+    threads = {j: job.threads for j, job in jobs.items()}
+    assert rs.replay(jobs, deps, seconds, threads, cores=2) == pytest.approx(45.0)
+    # without the dependencies, prep on one thread lets train start beside it
+    free = {j: set() for j in jobs}
+    assert rs.replay(jobs, free, seconds, {j: 1 for j in jobs}, cores=2) == pytest.approx(30.0)
+    assert rs.replay(jobs, free, seconds, threads, cores=2) == pytest.approx(40.0)  # prep holds both cores first
+
+
+def test_main_prints_both_makespans(tmp_path, capsys):
+    log = tmp_path / "whole.log"
+    log.write_text(LOG)
+    rs.main([str(log), "--threads1", "prep", "--cpu", "prep=16", "--speed", "train=2"])
+    out = capsys.readouterr().out
+    assert "replayed as it ran: 45 s" in out
+    assert "prep (10 s on 2 → 16 s on 1)" in out
+    assert "replayed scenario: 36 s" in out  # 16 + 30 / 2 + 5
