@@ -14,7 +14,7 @@ stages on **independent draws** (CONVENTIONS item 23):
    complement; or the score thresholds of a classifier trained on half the pilot to tell the
    pair's outputs apart (``outputs="classifier"``, DP-Sniper's idea on a split) — and each is
    scored by a *lower confidence bound* of what it would certify: the pilot proportions,
-   first moved towards each other to one-sided Clopper–Pearson bounds (one standard error),
+   first moved towards each other to one-sided Wilson score bounds (one standard error),
    are scaled to the certification size and go through the very Clopper–Pearson 2-cut and
    Eq. (1) formulas of the audit, at the Bonferroni level the certification will use; the
    score is the excess over the claim in units of the claim. Each pair keeps its best set; the
