@@ -28,6 +28,11 @@ Real-valued outputs are audited through a *view*, a fixed data-independent post-
 (rounding to a grid, or, for the floating-point sampler, a bit feature of the output): an
 audit of ``view ∘ M`` is a valid audit of ``M`` (post-processing cannot increase ε), so the
 view can only cost power, never soundness.
+
+How the search sees the outputs is part of each case (``BenchmarkCase.outputs``): counted, except
+SVT Alg. 6, whose 2^m answer vectors all have positive probability and are too many to order on a
+pilot; its answer vector goes to a logistic regression (:func:`svt_answer_features`), as in
+DP-Sniper's logistic-regression variant.
 """
 
 from __future__ import annotations

@@ -11,10 +11,11 @@ stages on **independent draws** (CONVENTIONS item 23):
    for counted outputs the likelihood-ratio prefix sets ("the top-j cells by ratio", the
    Neyman–Pearson regions; cells ordered on one half of the pilot, the sets counted on the
    other) and, for integer outputs, the ordinal thresholds ``{x <= v}``, each with its
-   complement; or the score thresholds of a classifier trained on half the pilot to tell the
-   pair's outputs apart (``outputs="classifier"``, DP-Sniper's idea on a split) — and each is
+   complement; or the score thresholds of a classifier trained on half the pilot (at most 10⁴
+   draws per side) to tell the pair's outputs apart (``outputs="classifier"``, DP-Sniper's idea
+   on a split; the thresholds are chosen on the rest) — and each is
    scored by a *lower confidence bound* of what it would certify: the pilot proportions,
-   first moved towards each other to one-sided Clopper–Pearson bounds (one standard error),
+   first moved towards each other to one-sided Wilson score bounds (one standard error),
    are scaled to the certification size and go through the very Clopper–Pearson 2-cut and
    Eq. (1) formulas of the audit, at the Bonferroni level the certification will use; the
    score is the excess over the claim in units of the claim. Each pair keeps its best set; the
@@ -73,6 +74,7 @@ __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness",
 DEFAULT_SEARCH_ORDERS = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 128.0, 256.0])
 _DELTA = 1e-5  # δ of the ε test when the claim is not (ε, δ)-DP (audit_counts' default)
 _MAX_THRESHOLDS = 4000
+_MAX_TRAIN = 10_000  # pilot draws per side that train the classifier of outputs="classifier" (the rest: thresholds)
 #: Pilot objective: ``"shrunk"`` (a lower confidence bound of the certified excess; honest
 #: likelihood-ratio ordering; ordinal threshold sets) or ``"plug-in"`` (the first version, kept for
 #: ``bench/bench_search.py``'s comparison). Private: the public signature does not change.
@@ -709,7 +711,10 @@ def _pilot_classifier(o0, o1, n, plan, spec: ClassifierOutputs, seed: int):
         raise ValueError("outputs='classifier' needs numeric outputs (numbers or fixed-length vectors), "
                          f"got dtype {o0.dtype}")
     x0, x1 = spec.featurize(o0), spec.featurize(o1)
-    h = n // 2
+    # train on half the pilot, at most _MAX_TRAIN per side; the rest chooses the threshold (a
+    # classifier on a few features is learnt from 10^4 draws per side; the threshold's estimate of
+    # two small probabilities keeps improving with more)
+    h = min(n // 2, _MAX_TRAIN)
     clf = spec.fit(np.concatenate([x0[:h], x1[:h]]), np.r_[np.zeros(h, dtype=int), np.ones(h, dtype=int)], seed)
     s0 = spec.score(clf, x0[h:])
     s1 = spec.score(clf, x1[h:])

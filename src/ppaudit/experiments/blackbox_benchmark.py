@@ -3,8 +3,10 @@
 Every case of :func:`ppaudit.blackbox.catalogue.benchmark_cases` — correct mechanisms and their
 buggy twins — is searched (:func:`ppaudit.blackbox.search_mechanism`: the neighbouring pair and
 the output set are *found* on pilot draws, then certified on fresh draws) against its pure-DP
-claim ε₀, once per seed, for every setting (ε₀, draws). Per case and setting the table has the
-claim, the true ε, the verdict rate over the seeds with its bar (buggy: ≥ 90 %; correct: ≤ 5 %
+claim ε₀, once per seed, for every setting (ε₀, draws; a setting may name only some cases — a second
+row at more draws for the cases that need them), with the case's output representation
+(``BenchmarkCase.outputs``: counted, or a classifier for SVT Alg. 6's answer vectors). Per case and
+setting the table has the claim, the true ε, how the outputs were seen, the verdict rate over the seeds with its bar (buggy: ≥ 90 %; correct: ≤ 5 %
 plus binomial slack, :func:`ppaudit.selfcheck.false_alarm_limit`), the mean valid ε lower bound
 of the witness, the draws and seconds per search, the witness pair found most often, and,
 beside them, the published values of StatDP and DP-Sniper at the same ε₀

@@ -214,3 +214,19 @@ def test_bad_arguments_name_the_argument():
         grid_view(lambda d, n, r: np.zeros(n), 0.0)
     with pytest.raises(ValueError, match="epsilon"):
         benchmark_cases(0.0)
+
+
+def test_svt_answer_features_decode_the_code():
+    """The classifier features of SVT's integer code (⊤ and ⊥ indicators per query) re-encode to the code,
+    with and without a cutoff (Lyu et al. 2017, Algs. 4 and 6)."""
+    from ppaudit.blackbox.catalogue import svt_answer_features
+
+    for alg in (4, 6):
+        codes = sparse_vector(alg, 1.0)(np.r_[np.full(5, 2.0), np.zeros(5)], 500, np.random.default_rng(alg))
+        f = svt_answer_features(codes, 10)
+        assert f.shape == (500, 20) and set(np.unique(f)) <= {0.0, 1.0}
+        a = f[:, :10] - (1.0 - f[:, :10] - f[:, 10:])  # ⊤ → 1, ⊥ → 0, not answered → −1
+        np.testing.assert_array_equal(((a + 1) * 3 ** np.arange(10)).sum(axis=1).astype(np.int64), codes)
+    case = {c.name: c for c in benchmark_cases(0.1)}["svt6"]
+    assert case.outputs.name() == "LogisticRegression"
+    assert {c.name for c in benchmark_cases(0.1) if c.outputs != "auto"} == {"svt6"}
