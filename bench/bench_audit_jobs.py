@@ -12,6 +12,8 @@ Run (after a default run, e.g. ``make run`` or ``make bench-default``, left its 
     PYTHONPATH=src .venv/bin/python bench/bench_audit_jobs.py --results . \\
         --jobs pate-mnist-pois-natq wang-caching-pate
 
+Without a finished run (no inputs under ``--results``) it says so and exits (``make bench``).
+
 ``--jobs all`` runs every job listed in :data:`JOBS` (≈ 10 CPU-minutes for both revisions);
 ``--only new`` skips the baseline.
 """
@@ -158,7 +160,8 @@ def compare(a: Path, b: Path) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--results", required=True, type=Path, help="working directory of a finished default run (holds results/)")
+    ap.add_argument("--results", default=Path("."), type=Path,
+                    help="working directory of a finished default run (holds results/; default: here)")
     ap.add_argument("--base-rev", default="5a42ffb", help="baseline revision of src/ (default: before the #30 algorithm round)")
     ap.add_argument("--jobs", nargs="+", default=DEFAULT_JOBS, help=f"job names ({', '.join(JOBS)}) or 'all'")
     ap.add_argument("--only", choices=["both", "new", "old"], default="both")
@@ -168,6 +171,16 @@ def main() -> None:
     unknown = [n for n in names if n not in JOBS]
     if unknown:
         raise SystemExit(f"unknown job(s) {unknown}; choose from {list(JOBS)}")
+    def inputs(spec):
+        return [args.results / x for v in spec["input"].values() for x in (v if isinstance(v, list) else [v])]
+
+    missing = [n for n in names if not all(p.is_file() for p in inputs(JOBS[n]))]
+    if missing:
+        print(f"skipping {len(missing)} job(s) whose inputs are not under {args.results.resolve()} (run the default workflow first): "
+              f"{', '.join(missing)}")
+        names = [n for n in names if n not in missing]
+    if not names:
+        return
     work = Path(tempfile.mkdtemp(prefix="bench_audit_jobs_")) if args.keep is None else args.keep
     base_src = work / "base"
     if args.only != "new":
