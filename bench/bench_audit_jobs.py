@@ -14,6 +14,13 @@ Run (after a default run, e.g. ``make run`` or ``make bench-default``, left its 
 
 Without a finished run (no inputs under ``--results``) it says so and exits (``make bench``).
 
+Measured on the 2-core dev machine (shared, so the CPU seconds are the figure to read), inputs of
+the 26 Nov 2026 default run, base 5a42ffb: every output byte-identical; CPU s old → new:
+PATE MNIST Pois-NatQ 101.7 → 57.4 (1.77×), Pois-AdvQ 39.5 → 20.4 (1.94×), Nat-AdvQ 35.3 → 18.7
+(1.89×); PATE Fashion-MNIST Pois-NatQ 65.5 → 58.4 (1.12×), Nat-AdvQ 17.2 → 8.7, Pois-AdvQ
+19.6 → 9.6; CaPC 31.8 → 31.8 (six jobs); kNN Rotten Tomatoes Pois-NatQ 16.5 → 11.6 (1.42×),
+Nat-AdvQ 29.9 → 28.3, Fashion-MNIST Pois-NatQ 46.7 → 45.2; the caching defence 101.9 → 94.6.
+
 ``--jobs all`` runs every job listed in :data:`JOBS` (≈ 10 CPU-minutes for both revisions);
 ``--only new`` skips the baseline.
 """
