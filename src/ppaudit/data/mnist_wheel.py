@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .download import ChecksumError, RemoteFile, download_file
+from .images import _images
 
 __all__ = [
     "MNIST_WHEEL",
@@ -207,12 +208,7 @@ def load_mnist_wheel(
         labels.append(y.astype(np.int64))
     x_train, y_train = np.concatenate(grey[:2]), np.concatenate(labels[:2])
     x_test, y_test = grey[2], labels[2]
-    return _images255(x_train), y_train, _images255(x_test), y_test
-
-
-def _images255(grey: np.ndarray) -> np.ndarray:
-    """uint8 ``(n, 28, 28)`` → float32 ``(n, 1, 28, 28)`` in [0, 1], as the idx loader scales."""
-    return np.ascontiguousarray((grey.astype(np.float32) / np.float32(255.0))[:, None, :, :])
+    return _images(x_train, 255.0), y_train, _images(x_test, 255.0), y_test
 
 
 def main(argv: list[str] | None = None, **download_kwargs) -> int:
