@@ -17,7 +17,7 @@ from ppaudit._lazy import attach
 _EXPORTS = {
     "pate_capc": (
         "ADVERSARIES", "CraftedCanaries", "pooled_vote_counts", "second_most_common_label",
-        "poison_label", "craft_nat_advq", "craft_pois_advq", "craft_pois_natq", "craft",
+        "poison_label", "canary_vote_rates", "craft_nat_advq", "craft_pois_advq", "craft_pois_natq", "craft",
         "choose_capc_party", "sample_query_indices",
     ),
     "private_knn": (

@@ -43,6 +43,7 @@ __all__ = [
     "pooled_vote_counts",
     "second_most_common_label",
     "poison_label",
+    "canary_vote_rates",
     "craft_nat_advq",
     "craft_pois_advq",
     "craft_pois_natq",
@@ -218,6 +219,61 @@ def poison_label(counts, y_true) -> np.ndarray:
     masked = h.copy()
     masked[np.arange(h.shape[0]), y] = -np.inf
     return np.argmax(masked, axis=1).astype(np.int64)  # argmax: first maximum = smaller index on ties
+
+
+def canary_vote_rates(votes_S_prime, votes_twin, canary_index, canary_label) -> dict:
+    """How often the canary-holding teacher votes its canary's label on the canary's own query
+    (issue 34 §1: do the teachers learn their poison?).
+
+    Pois-AdvQ works through one mechanism (Chadha et al. 2024, §5.1, §5.4): a teacher whose
+    training data holds the mislabelled copy ``(x_q, y')`` of the query fits it and votes
+    ``y'`` on ``q``; the histogram on ``q`` then differs from that of ``S`` by that one vote,
+    *if* the teacher would have voted otherwise without the poison. So three shares, each over
+    the ``n_c × N_g'`` (candidate, instantiation) pairs of the canary-holding teacher:
+
+    * ``canary_label_rate`` — its vote on ``q`` is the canary's label ``y'``. For the poisoning
+      adversaries (``y' ≠ y_q``) this is the **poison success rate**.
+    * ``twin_label_rate`` — its canary-free twin (same data and seed, the canary removed) already
+      votes ``y'`` on ``q``: the canary changes nothing there.
+    * ``flip_rate`` — the canary teacher's vote differs from its twin's: the share of training
+      runs in which the canary moves the histogram on ``q`` at all (the vote-level effect the
+      audits measure; ``flip_rate ≥ canary_label_rate − twin_label_rate``).
+
+    Args:
+        votes_S_prime: ``(n_c, N_g', n_queries)`` votes of the canary-holding teacher
+            (``votes_S_prime`` of rule train_canary_teachers).
+        votes_twin: the same shape, its twin's votes.
+        canary_index: ``(n_c,)`` query-set index of each canary.
+        canary_label: ``(n_c,)`` its label ``y'``.
+
+    Returns:
+        ``{"canary_label_rate", "twin_label_rate", "flip_rate"}`` (floats, pooled over all pairs),
+        ``"per_candidate_flip_rate"`` (list of ``n_c`` floats) and ``"num_pairs"`` (``n_c·N_g'``).
+
+    Raises:
+        ValueError: bad shapes, an index outside the query set or no candidate.
+    """
+    v = np.asarray(votes_S_prime, dtype=np.int64)
+    t = np.asarray(votes_twin, dtype=np.int64)
+    idx = np.asarray(canary_index, dtype=np.int64).reshape(-1)
+    lab = np.asarray(canary_label, dtype=np.int64).reshape(-1)
+    if v.ndim != 3 or t.shape != v.shape:
+        raise ValueError(f"votes_S_prime and votes_twin must have one shape (n_c, N_g', n_queries), got {v.shape} and {t.shape}")
+    if idx.size != v.shape[0] or lab.size != v.shape[0] or idx.size == 0 or v.shape[1] == 0:
+        raise ValueError(f"need one canary_index and canary_label per candidate ({v.shape[0]}, at least one) and N_g' >= 1, "
+                         f"got {idx.size} indices, {lab.size} labels, N_g' = {v.shape[1]}")
+    if idx.min() < 0 or idx.max() >= v.shape[2]:
+        raise ValueError(f"canary_index must lie in [0, {v.shape[2]}), got range [{idx.min()}, {idx.max()}]")
+    rows = np.arange(idx.size)
+    own, twin = v[rows, :, idx], t[rows, :, idx]  # (n_c, N_g')
+    flips = own != twin
+    return {
+        "canary_label_rate": float((own == lab[:, None]).mean()),
+        "twin_label_rate": float((twin == lab[:, None]).mean()),
+        "flip_rate": float(flips.mean()),
+        "per_candidate_flip_rate": [float(f) for f in flips.mean(axis=1)],
+        "num_pairs": int(own.size),
+    }
 
 
 def craft_pois_advq(votes_S, y_query, num_classes: int, num_repetitions: int, candidates=None) -> CraftedCanaries:
