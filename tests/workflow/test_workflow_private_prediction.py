@@ -212,6 +212,14 @@ def test_findings_table_concatenates_the_parts(run_dir):
         assert set(teach["dataset"]) == {"digits"} and teach["note"].str.contains("paper: not stated").all()
         acc = float(teach["values"].iloc[0].split(";")[0].split("=")[1])
         assert 0.0 <= acc <= 1.0
+        # issue 34 §1: the canary teachers' poison success rate, one row per adversary, and in the pois-advq>=nat-advq notes
+        canary = t[t["finding"] == "canary teachers learn their canary"].set_index("adversary")
+        assert set(canary.index) == {"nat-advq", "pois-advq", "pois-natq"}
+        for adv in ("pois-advq", "pois-natq"):
+            rate = float(canary.loc[adv, "values"].split(";")[0].removeprefix("poison_success_rate="))
+            assert 0.0 <= rate <= 1.0 and bool(canary.loc[adv, "holds"]) == (rate >= 0.9)
+        if algo == "pate":
+            assert t.loc[t["finding"] == "pois-advq>=nat-advq", "note"].str.contains("poison_success_rate=").all()
     # the data-independent bound is the top of every chain
     chain = table[(table["finding"] == "audit<=exact<=dd<=di") & table["algo"].isin(["pate", "capc"])]
     for values in chain["values"]:

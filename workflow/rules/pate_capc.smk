@@ -225,6 +225,11 @@ rule tabulate_findings:
         # the teachers of S and the query labels: the stand-ins' accuracy and consensus (issue 16 §3)
         votes=lambda wildcards: [f"results/votes/{pate_capc_prefix(wildcards.algo, ds)}/votes_S.npz" for ds in get_config(*PATE_CAPC, "datasets")],
         queries=lambda wildcards: [f"results/queries/{ds}/seed{get_config('seed')}.npz" for ds in get_config(*PATE_CAPC, "datasets")],
+        # the canary-holding teachers' votes: the poison success rate (issue 34 §1), dataset-major
+        canary_votes=lambda wildcards: [f"results/votes/{pate_capc_prefix(wildcards.algo, ds)}/{adv}/votes_S_prime.npz"
+                                        for ds in get_config(*PATE_CAPC, "datasets") for adv in ADVERSARIES],
+        canaries=lambda wildcards: [f"results/canaries/{pate_capc_prefix(wildcards.algo, ds)}/{adv}.npz"
+                                    for ds in get_config(*PATE_CAPC, "datasets") for adv in ADVERSARIES],
     output:
         findings="results/tables/findings/{algo}.csv",
     params:
@@ -233,6 +238,7 @@ rule tabulate_findings:
         datasets=get_config(*PATE_CAPC, "datasets"),
         sigmas=[float(get_config(*PATE_CAPC, "dataset_settings", ds, "sigma")) for ds in get_config(*PATE_CAPC, "datasets")],
         models=[get_config(*PATE_CAPC, "dataset_settings", ds, "model") for ds in get_config(*PATE_CAPC, "datasets")],
+        adversaries=list(ADVERSARIES),
     wildcard_constraints:
         algo="|".join(PATE_CAPC_ALGOS),
     log:

@@ -15,6 +15,10 @@
   are (issue 16 §3): mean teacher test accuracy, plurality (aggregate) accuracy and consensus,
   the properties the paper's argument relies on ("easy queries where teachers concur", §5.4),
   checked against :data:`TEACHER_REGIME` (issue #30's bar).
+* :func:`canary_rows` — whether the canary-holding teachers learn their canary (issue 34 §1):
+  the poison success rate (:func:`ppaudit.adversaries.canary_vote_rates`) per dataset and
+  adversary, checked against :data:`POISON_SUCCESS_BAR`, and the same numbers in the note of
+  the ``pois-advq>=nat-advq`` rows, whose outcome they explain.
   The paper states none of these numbers for its PATE / CaPC teachers (§5.1–5.2, App. D.1 give
   only architectures and optimiser), so no row of ``workflow/data/paper_numbers.csv`` holds
   them and the rows say "paper: not stated".
@@ -32,7 +36,7 @@ from ..adversaries import pooled_vote_counts
 from ..audit import epsilon_floor  # re-exported: it lives in ppaudit.audit.composition
 
 __all__ = ["select_candidates", "epsilon_floor", "findings_rows", "FINDINGS_COLUMNS", "teacher_properties", "teacher_rows",
-           "TeacherRegime", "TEACHER_REGIME"]
+           "TeacherRegime", "TEACHER_REGIME", "POISON_SUCCESS_BAR", "canary_rows"]
 
 
 @dataclass(frozen=True)
@@ -464,3 +468,75 @@ def teacher_rows(properties: dict, algo: str, models: dict | None = None, regime
         rows.append({"dataset": ds, "algo": algo, "finding": "stand-in teachers (accuracy, consensus)", "adversary": "", "case": "",
                      "values": values, "holds": bool(inside), "at_floor": False, "note": note})
     return pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))
+
+
+#: The share of canary-holding teachers that must vote their canary's label on its query for the
+#: stand-ins to behave like the paper's teachers, which fit their 240 training images
+#: (issue #34 §1's bar; paper: not stated).
+POISON_SUCCESS_BAR = 0.9
+
+
+def _rate_name(adversary: str) -> str:
+    return "poison_success_rate" if adversary.startswith("pois") else "canary_label_rate"
+
+
+def canary_rows(findings: pd.DataFrame, rates: Mapping[str, Mapping[str, Mapping]], algo: str, models: Mapping[str, str] | None = None,
+                bar: float = POISON_SUCCESS_BAR) -> pd.DataFrame:
+    """Do the canary-holding teachers learn their canary? (issue 34 §1) — rows for the findings table.
+
+    Pois-AdvQ leaks more than Nat-AdvQ in the paper's PATE because "the inclusion of an
+    adversarial (mislabelled) point is more likely to change the vote of any teacher than a
+    natural point" (Chadha et al. 2024, §5.4). That needs teachers that fit their poison, as the
+    paper's LeNet-5 / WRN-16-4 do. Per dataset and adversary one row ``canary teachers learn
+    their canary`` with ``poison_success_rate`` (Pois-*) or ``canary_label_rate`` (Nat-AdvQ),
+    ``twin_label_rate`` and ``flip_rate`` (:func:`ppaudit.adversaries.canary_vote_rates`);
+    ``holds`` when the rate is at least ``bar``. The ``pois-advq>=nat-advq`` rows of
+    ``findings`` get the two adversaries' rates and per-candidate flip rates in their note: a
+    poison that is learned but whose twin already votes its label changes no vote.
+
+    Args:
+        findings: rows of :func:`findings_rows` (not modified; a copy is returned).
+        rates: ``{dataset: {adversary: canary_vote_rates(...)}}``.
+        algo: written in the rows.
+        models: ``{dataset: teacher model name}`` for the note.
+        bar: the least rate that holds (default :data:`POISON_SUCCESS_BAR`).
+
+    Returns:
+        ``findings`` with the notes extended, then the new rows; columns :data:`FINDINGS_COLUMNS`.
+
+    Raises:
+        ValueError: ``bar`` outside ``(0, 1]``.
+    """
+    if not 0.0 < float(bar) <= 1.0:
+        raise ValueError(f"bar must lie in (0, 1], got {bar}")
+    out = findings.copy()
+
+    def text(r: Mapping, adv: str) -> str:
+        return (f"{_rate_name(adv)}={r['canary_label_rate']:.4g}; twin_label_rate={r['twin_label_rate']:.4g}; "
+                f"flip_rate={r['flip_rate']:.4g}")
+
+    rows = []
+    for ds in sorted(rates):
+        model = (models or {}).get(ds, "")
+        for adv in sorted(rates[ds]):
+            r = rates[ds][adv]
+            ok = bool(r["canary_label_rate"] >= bar)
+            note = (f"stand-in: {model + ' ' if model else ''}teachers; over {r['num_pairs']} (candidate, instantiation) pairs of the "
+                    f"canary-holding teacher: share voting the canary's label on its query, share whose canary-free twin already votes it, "
+                    f"share whose vote differs from the twin's (per candidate {[round(f, 3) for f in r['per_candidate_flip_rate']]}). "
+                    f"Bar: ≥ {bar:g} (issue #34 §1; paper: not stated, its LeNet-5 / WRN-16-4 teachers fit their data) — "
+                    + ("the teachers learn their canary." if ok else "the teachers do NOT learn their canary: the audits of this "
+                       "adversary measure a weaker canary than the paper's."))
+            rows.append({"dataset": ds, "algo": algo, "finding": "canary teachers learn their canary", "adversary": adv, "case": "",
+                         "values": text(r, adv), "holds": ok, "at_floor": False, "note": note})
+        sel = (out["dataset"] == ds) & (out["finding"] == "pois-advq>=nat-advq")
+        if sel.any() and {"nat-advq", "pois-advq"} <= set(rates[ds]):
+            extra = "; ".join(f"{adv}: {text(rates[ds][adv], adv)} (per candidate flip {[round(f, 3) for f in rates[ds][adv]['per_candidate_flip_rate']]})"
+                              for adv in ("pois-advq", "nat-advq"))
+            learned = all(rates[ds][adv]["canary_label_rate"] >= bar for adv in ("pois-advq", "nat-advq"))
+            why = (f" — both canaries are learned (rate ≥ {bar:g}): the ordering is set by how often the canary changes the "
+                   "teacher's vote (its twin may already vote the canary's label) and by where the changed vote falls in the "
+                   "histogram (the worst case is one candidate), not by teachers that fail to fit their poison"
+                   if learned else f" — a rate below {bar:g}: the stand-in teachers do not fit their canary as the paper's do")
+            out.loc[sel, "note"] = out.loc[sel, "note"].astype(str) + f". Canary teachers: {extra}{why}."
+    return pd.concat([out, pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))], ignore_index=True)
