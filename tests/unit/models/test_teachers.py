@@ -46,3 +46,35 @@ def test_defaults_follow_paper_and_errors():
         tc.train_and_predict("svm", np.zeros((2, 1, 2, 2)), np.array([0, 1]), np.zeros((1, 1, 2, 2)), 2, 0)
     with pytest.raises(ValueError, match="unknown parameter 'lr'"):
         tc.train_and_predict("logreg", np.zeros((2, 1, 2, 2)), np.array([0, 1]), np.zeros((1, 1, 2, 2)), 2, 0, {"lr": 1})
+
+
+def test_default_stand_in_teacher_fits_its_poison():
+    """Issue 34 §1: the embedded default's PATE / CaPC teacher (model and parameters read from
+    config/config.yaml) votes a mislabelled copy of a query's label on that query — the Pois-AdvQ
+    mechanism — for ≥ 90 % of teachers, on 240 Fashion-MNIST images per teacher as
+    App. D.1; a heavily regularised logistic regression (planted bug: C = 1e-5) does not.
+    About 2.5 s on a loaded 2-core machine (1 s of it loading the packaged Fashion-MNIST)."""
+    from pathlib import Path
+
+    import yaml
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[3] / "config" / "config.yaml").read_text())["chadha2024"]["pate_capc"]
+    model = cfg["dataset_settings"]["fashion-mnist"]["model"]
+    params = dict(cfg["teacher_params"].get(model) or {})
+    xtr, ytr, xte, yte = load_dataset("fashion-mnist", source="packaged")
+    rng = np.random.default_rng(34)
+    n = 6
+    q = rng.choice(len(xte), n, replace=False)
+    poison = (yte[q] + 1 + rng.integers(0, 9, n)) % 10  # any label but the true one
+
+    def success(prm):  # share of teachers voting their poison's label on its query
+        votes = []
+        for j in range(n):
+            cell = rng.choice(len(xtr), 240, replace=False)
+            x, y = np.concatenate([xtr[cell], xte[q[j] : q[j] + 1]]), np.concatenate([ytr[cell], poison[j : j + 1]])
+            votes.append(tc.train_and_predict(model, x, y, xte[q[j] : q[j] + 1], 10, j, prm)[0])
+        return float(np.mean(np.array(votes) == poison))
+
+    assert success(params) >= 0.9
+    if model == "logreg":
+        assert success({"C": 1e-5}) < 0.9
