@@ -140,3 +140,28 @@ def test_appendix_and_fig34_bars_show_exact_pld_valid_lower_and_joint():
     assert _eps_axis_label(bars) == MIXED_EPS_AXIS_LABEL
     t = fig34_table([s], ["pois-natq"])
     assert {"two_cut_joint", "exact_joint", "valid_eps_lower_joint"} <= set(t["column"])
+
+
+def _two_cases(adv, worst, most):
+    """A summary of one adversary with ``worst`` (the paper's two_cut_cp pick) and ``max`` (per column) values."""
+    return pd.concat([_summary(adv, {**BASE, **worst}), _summary(adv, {**BASE, **most}).assign(case="max", candidate=-1)], ignore_index=True)
+
+
+def test_pois_advq_ordering_compares_each_adversarys_most_leaking_candidate():
+    # the paper's pick for pois-advq is a candidate where its transcript values are low; its max is above nat-advq's
+    nat = _two_cases("nat-advq", {"two_cut_transcript": 0.3, "exact_transcript": 0.5}, {"two_cut_transcript": 0.3, "exact_transcript": 0.5})
+    pois = _two_cases("pois-advq", {"two_cut_transcript": 0.1, "exact_transcript": 0.2}, {"two_cut_transcript": 0.35, "exact_transcript": 0.6})
+    rows = findings_rows(pd.concat([nat, pois], ignore_index=True), "pate", FLOOR)
+    rows = rows[rows["finding"] == "pois-advq>=nat-advq"]
+    assert len(rows) == 2 and rows["holds"].all() and (rows["case"] == "max").all()
+    assert "nat-advq 0.3, pois-advq 0.1" in rows["note"].iloc[0]  # the worst-pick values stay in the note
+    # a real reversal fails; a reversal within the estimate's 2 s.e. is a stated tie
+    pois = _two_cases("pois-advq", {}, {"two_cut_transcript": 0.2, "exact_transcript": 0.49, "exact_transcript_2se": 0.52})
+    rows = findings_rows(pd.concat([nat, pois], ignore_index=True), "pate", FLOOR).set_index("values")
+    rows = rows[rows["finding"] == "pois-advq>=nat-advq"]
+    assert not rows.loc["nat-advq audit=0.3 ≤ pois-advq audit=0.2", "holds"]
+    tie = rows.loc["nat-advq exact (estimate)=0.5 ≤ pois-advq exact (estimate) + 2 s.e.=0.52"]
+    assert tie["holds"] and "a tie at this resolution" in tie["note"]
+    pois = _two_cases("pois-advq", {}, {"exact_transcript": 0.4, "exact_transcript_2se": 0.45})
+    rows = findings_rows(pd.concat([nat, pois], ignore_index=True), "pate", FLOOR)
+    assert not rows.loc[rows["values"] == "nat-advq exact=0.5 ≤ pois-advq exact=0.4", "holds"].item()
