@@ -554,9 +554,14 @@ def canary_rows(findings: pd.DataFrame, rates: Mapping[str, Mapping[str, Mapping
             extra = "; ".join(f"{adv}: {text(rates[ds][adv], adv)} (per candidate flip {[round(f, 3) for f in rates[ds][adv]['per_candidate_flip_rate']]})"
                               for adv in ("pois-advq", "nat-advq"))
             learned = all(rates[ds][adv]["canary_label_rate"] >= bar for adv in ("pois-advq", "nat-advq"))
-            why = (f" — both canaries are learned (rate ≥ {bar:g}): the ordering is set by how often the canary changes the "
-                   "teacher's vote (its twin may already vote the canary's label) and by where the changed vote falls in the "
-                   "histogram (the worst case is one candidate), not by teachers that fail to fit their poison"
-                   if learned else f" — a rate below {bar:g}: the stand-in teachers do not fit their canary as the paper's do")
-            out.loc[sel, "note"] = out.loc[sel, "note"].astype(str) + f". Canary teachers: {extra}{why}."
+            for i in out.index[sel]:
+                if not learned:
+                    why = f" — a rate below {bar:g}: the stand-in teachers do not fit their canary as the paper's do"
+                elif out.at[i, "holds"]:
+                    why = f" — both canaries are learned (rate ≥ {bar:g})"
+                else:
+                    why = (f" — both canaries are learned (rate ≥ {bar:g}): the ordering is set by how often the canary changes the "
+                           "teacher's vote (its twin may already vote the canary's label) and by where the changed vote falls in the "
+                           "histogram, not by teachers that fail to fit their poison")
+                out.at[i, "note"] = f"{out.at[i, 'note']}. Canary teachers: {extra}{why}."
     return pd.concat([out, pd.DataFrame(rows, columns=list(FINDINGS_COLUMNS))], ignore_index=True)

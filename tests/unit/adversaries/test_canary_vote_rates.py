@@ -56,7 +56,9 @@ def test_canary_rows_bar_and_note():
     assert "nat-advq: canary_label_rate=0.89" in out.loc[0, "note"]
     assert "do not fit their canary" in out.loc[0, "note"]
     both = canary_rows(findings, {"mnist": {"pois-advq": _rates(1.0), "nat-advq": _rates(0.95)}}, "pate")
-    assert "both canaries are learned" in both.loc[0, "note"]
+    assert "both canaries are learned" in both.loc[0, "note"] and "not by teachers that fail" in both.loc[0, "note"]  # the row is False
+    held = canary_rows(findings.assign(holds=True), {"mnist": {"pois-advq": _rates(1.0), "nat-advq": _rates(0.95)}}, "pate")
+    assert held.loc[0, "note"].endswith("both canaries are learned (rate ≥ 0.9).")
     new = out.iloc[1:].set_index("adversary")
     assert new.loc["pois-advq", "values"].startswith("poison_success_rate=1;") and bool(new.loc["pois-advq", "holds"])
     assert new.loc["nat-advq", "values"].startswith("canary_label_rate=0.89;") and not bool(new.loc["nat-advq", "holds"])
