@@ -465,6 +465,14 @@ def test_knn_findings_table_columns_and_values():
     del vals["pois-advq"]
     f = knn_findings_table(_made_up_summary(vals), floor=0.03).set_index("finding")
     assert not f.loc["embedding >= test/train (audit)", "holds"] and "0.1" in f.loc["embedding >= test/train (audit)", "values"]
+    # the poisons' expected top-k inclusions beside their ε, and the cause they give (issue #34 §3)
+    from ppaudit.experiments.findings_causes import chadha_causes
+
+    incl = {("d", "pois-natq-embedding"): 200.0, ("d", "pois-natq-test"): 147.0, ("d", "pois-natq-train"): 167.0}
+    g = chadha_causes(knn_findings_table(_made_up_summary(vals), floor=0.03, inclusions=incl)).set_index("finding")
+    assert g.loc["embedding >= test/train (audit)", "values"].endswith("; inclusions embedding=200, inclusions test/train=167")
+    assert g.loc["embedding >= test/train (audit)", "cause"] == "open"
+    assert "inclusions 200 ≥ 167" in g.loc["embedding >= test/train (audit)", "cause_detail"]
     assert not f.loc["advq similar (exact)", "holds"] and f.loc["advq similar (exact)", "note"].startswith("adversaries missing")
     # audit above exact fails the per-adversary ordering
     bad = _made_up_summary({"nat-advq": 1.0}, exact_factor=0.5)

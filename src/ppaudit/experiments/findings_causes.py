@@ -185,8 +185,16 @@ def _chadha_rule(poison_bar: float, margin_bar: float):
         diag = _teacher_diagnosis(table, row, margin_bar)
         if diag is not None and diag[0]:
             return "stand-in", f"{diag[1]}; {values}"
-        # 4. An ordering across algorithms: name the pair that breaks it and by how much.
+        # 4. Private-kNN Pois-NatQ: did the embedding search meet its objective (expected top-k inclusions)?
         v = parse_values(row.get("values"))
+        if finding.startswith("embedding >= test/train") and {"inclusions embedding", "inclusions test/train"} <= set(v):
+            e, t = v["inclusions embedding"], v["inclusions test/train"]
+            met = (f"the embedding poison meets the crafters' objective at least as well (expected top-k inclusions {_fmt(e)} ≥ "
+                   f"{_fmt(t)} of the best test/train poison) yet leaks less: inclusions do not order the leakage here"
+                   if e >= t else f"the embedding search found fewer expected top-k inclusions ({_fmt(e)} < {_fmt(t)} of the best "
+                   "test/train poison): the embedding heuristic under-performs on this encoder")
+            return "open", f"{met}; ε {values}"
+        # 5. An ordering across algorithms: name the pair that breaks it and by how much.
         if "<=" in finding and len(v) >= 2:
             items = list(v.items())
             broken = [(a, b) for a, b in zip(items, items[1:]) if a[1] > b[1]]
@@ -213,7 +221,10 @@ def chadha_causes(table: pd.DataFrame, poison_bar: float = POISON_SUCCESS_BAR, m
     3. a dataset and algorithm whose stand-in teachers are outside the regime (their
        ``stand-in teachers`` row fails, or the prompt teachers' accuracy exceeds the majority-class rate by
        less than ``margin_bar``) ⇒ ``stand-in`` with those numbers;
-    4. otherwise ``open``, naming the numbers checked (for an ordering, the pair that breaks it).
+    4. otherwise ``open``, naming the numbers checked: for Private-kNN's ``embedding >= test/train``
+       whether the embedding poison met the crafters' objective (its expected top-k inclusions against
+       the best test/train poison's, when the row's values carry them), for an ordering the pair that
+       breaks it and by how much.
 
     Args:
         table: columns of :data:`ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS` (at least

@@ -163,3 +163,11 @@ def test_labeldp_causes():
     # once the stand-in is in the regime, the image claim is open
     out = labeldp_causes(pd.DataFrame([{**regime, "holds": True}, mia]))
     assert list(out["cause"]) == ["", "open"]
+
+
+@pytest.mark.parametrize("emb, pool, says", [(200.0, 167.0, "inclusions 200 ≥ 167"), (120.0, 167.0, "fewer expected top-k inclusions (120 < 167")])
+def test_knn_embedding_row_reports_the_crafters_objective(emb, pool, says):
+    row = dict(dataset="rt", algo="knn", adversary="pois-natq-embedding+test+train", finding="embedding >= test/train (audit)", holds=False,
+               values=f"lhs=0.1198 vs rhs=0.1847; inclusions embedding={emb:g}, inclusions test/train={pool:g}")
+    r = _row(chadha_causes(_chadha([row])), "embedding >= test/train (audit)")
+    assert r["cause"] == "open" and says in r["cause_detail"] and "lhs=0.1198" in r["cause_detail"]
