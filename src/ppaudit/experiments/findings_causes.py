@@ -29,8 +29,8 @@ from typing import Callable, Iterable
 import pandas as pd
 
 __all__ = [
-    "CAUSES", "POISON_SUCCESS_BAR", "TEACHER_MARGIN_BAR", "parse_values", "is_false",
-    "chadha_causes", "wang_causes", "labeldp_causes", "require_causes", "cause_counts",
+    "CAUSES", "POISON_SUCCESS_BAR", "TEACHER_MARGIN_BAR", "FINDINGS_TABLES", "parse_values", "is_false",
+    "chadha_causes", "wang_causes", "labeldp_causes", "require_causes", "cause_counts", "causes_markdown", "write_readme_block",
 ]
 
 CAUSES = ("stand-in", "paper procedure", "open")
@@ -376,3 +376,65 @@ def cause_counts(tables: Iterable[pd.DataFrame]) -> dict[str, int]:
             if is_false(h):
                 counts[str(c)] = counts.get(str(c), 0) + 1
     return counts
+
+
+#: The findings tables of a run, relative to its directory, with the function that gives their causes.
+FINDINGS_TABLES = {
+    "results/tables/chadha2024_findings.csv": chadha_causes,
+    "results/tables/wang2022_findings.csv": wang_causes,
+    "results/tables/labeldp_findings.csv": labeldp_causes,
+}
+README_BEGIN, README_END = "<!-- findings-causes:begin -->", "<!-- findings-causes:end -->"
+
+
+def causes_markdown(run_dir) -> str:
+    """The README's findings lines: per findings table of a run, rows, rows that hold, and the rows that
+    do not per cause (tables written before the ``cause`` column get theirs computed here).
+
+    Raises:
+        ValueError: naming a findings table that is missing from ``run_dir``.
+    """
+    from pathlib import Path  # noqa: PLC0415
+
+    lines = []
+    for rel, assign in FINDINGS_TABLES.items():
+        path = Path(run_dir) / rel
+        if not path.is_file():
+            raise ValueError(f"no findings table {path}")
+        table = pd.read_csv(path)
+        if "cause" not in table.columns:
+            table = assign(table)
+        require_causes(table, rel)
+        failing = sum(is_false(h) for h in table["holds"])
+        held = sum(_is_true(h) for h in table["holds"])
+        counts = cause_counts([table])
+        lines.append(f"- `{rel}`: {len(table)} rows, {held} hold, {failing} do not — "
+                     + ", ".join(f"{c}: {counts[c]}" for c in CAUSES))
+    return "\n".join(lines)
+
+
+def write_readme_block(readme, run_dir) -> str:
+    """Replace the text between :data:`README_BEGIN` and :data:`README_END` of ``readme`` by
+    :func:`causes_markdown` of ``run_dir``; returns the block.
+
+    Raises:
+        ValueError: naming the README when it lacks the markers.
+    """
+    from pathlib import Path  # noqa: PLC0415
+
+    text = Path(readme).read_text(encoding="utf-8")
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme} has no {README_BEGIN} … {README_END} block")
+    block = causes_markdown(run_dir)
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    Path(readme).write_text(f"{head}{README_BEGIN}\n{block}\n{README_END}{tail}", encoding="utf-8")
+    return block
+
+
+if __name__ == "__main__":  # python -m ppaudit.experiments.findings_causes RUN_DIR [README.md]
+    import sys
+
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python -m ppaudit.experiments.findings_causes RUN_DIR [README.md]")
+    print(write_readme_block(sys.argv[2], sys.argv[1]) if len(sys.argv) == 3 else causes_markdown(sys.argv[1]))

@@ -171,3 +171,24 @@ def test_knn_embedding_row_reports_the_crafters_objective(emb, pool, says):
                values=f"lhs=0.1198 vs rhs=0.1847; inclusions embedding={emb:g}, inclusions test/train={pool:g}")
     r = _row(chadha_causes(_chadha([row])), "embedding >= test/train (audit)")
     assert r["cause"] == "open" and says in r["cause_detail"] and "lhs=0.1198" in r["cause_detail"]
+
+
+def test_readme_block_counts_the_causes(tmp_path):
+    from ppaudit.experiments.findings_causes import README_BEGIN, README_END, write_readme_block
+
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True)
+    _chadha([dict(dataset="d", algo="pate", finding="x", holds=False, values="a=1"), dict(finding="y", holds=True)]).to_csv(
+        tables / "chadha2024_findings.csv", index=False)
+    pd.DataFrame([dict(dataset="mnist", finding="f", procedure="ours", check="c", description="", value=1.0, reference=2.0, holds=False)]).to_csv(
+        tables / "wang2022_findings.csv", index=False)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"a\n{README_BEGIN}\nold\n{README_END}\nb\n")
+    with pytest.raises(ValueError, match="labeldp_findings.csv"):
+        write_readme_block(readme, tmp_path)
+    pd.DataFrame([dict(claim="RR", metric="m", value=0.6, threshold=">= 0.75", holds=False, detail="")]).to_csv(tables / "labeldp_findings.csv", index=False)
+    block = write_readme_block(readme, tmp_path)
+    assert "chadha2024_findings.csv`: 2 rows, 1 hold, 1 do not — stand-in: 0, paper procedure: 0, open: 1" in block
+    assert readme.read_text() == f"a\n{README_BEGIN}\n{block}\n{README_END}\nb\n" and "\nold\n" not in readme.read_text()
+    with pytest.raises(ValueError, match="no <!-- findings-causes:begin -->"):
+        write_readme_block(tmp_path / "results" / "tables" / "wang2022_findings.csv", tmp_path)
