@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "ASYMPTOTIC_NOTE", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
