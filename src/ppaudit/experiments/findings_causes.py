@@ -124,13 +124,16 @@ def _poison_success(table: pd.DataFrame, row: pd.Series) -> float | None:
     ``poison_success_rate``, or a ``poison_success_rate=`` value), None when not measured."""
     rows = _same(table, row, "dataset", "algo")
     rates = []
-    if "poison_success_rate" in rows.columns:
-        rates += [float(v) for v in pd.to_numeric(rows["poison_success_rate"], errors="coerce") if not math.isnan(v)]
+    for col in [c for c in rows.columns if _is_poison_success(c)]:
+        rates += [float(v) for v in pd.to_numeric(rows[col], errors="coerce") if not math.isnan(v)]
     for text in rows.get("values", pd.Series(dtype=str)):
-        v = parse_values(text).get("poison_success_rate")
-        if v is not None and not math.isnan(v):
-            rates.append(v)
+        rates += [v for k, v in parse_values(text).items() if _is_poison_success(k) and not math.isnan(v)]
     return min(rates) if rates else None
+
+
+def _is_poison_success(name) -> bool:
+    """``poison_success_rate``, "poison success rate", "poison success" …"""
+    return "poison_success" in re.sub(r"[\s-]+", "_", str(name).strip().lower())
 
 
 def _teacher_diagnosis(table: pd.DataFrame, row: pd.Series, margin_bar: float) -> tuple[bool, str] | None:

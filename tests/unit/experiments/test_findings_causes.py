@@ -72,8 +72,12 @@ def test_pois_advq_row_uses_the_poison_success_rate(rate, cause):
         assert "not measured" in r["cause_detail"] and "0.7717" in r["cause_detail"]
     # the rate may also come as a value of another row of the same dataset and algorithm
     if rate is not None:
-        other = dict(dataset="d", algo="pate", finding="poison success", holds=True, values=f"poison_success_rate={rate}")
-        assert _row(chadha_causes(_chadha([row, other])), "pois-advq>=nat-advq")["cause"] == cause
+        for name in ("poison_success_rate", "poison success rate"):
+            other = dict(dataset="d", algo="pate", finding="poison success", holds=True, values=f"{name}={rate}")
+            assert _row(chadha_causes(_chadha([row, other])), "pois-advq>=nat-advq")["cause"] == cause
+        # another algorithm's rate does not count
+        other = dict(dataset="d", algo="capc", finding="poison success", holds=True, values=f"poison_success_rate={rate}")
+        assert "not measured" in _row(chadha_causes(_chadha([row, other])), "pois-advq>=nat-advq")["cause_detail"]
 
 
 def test_teachers_outside_the_regime_are_a_stand_in_cause():
