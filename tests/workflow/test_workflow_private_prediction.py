@@ -186,7 +186,14 @@ def test_per_query_audits_are_lower_bounds_and_theory_upper_bounds(run_dir):
 @pytest.mark.timeout(900)
 def test_findings_table_concatenates_the_parts(run_dir):
     table = pd.read_csv(run_dir / "results" / "tables" / "chadha2024_findings.csv")
-    assert list(table.columns) == ["dataset", "algo", "finding", "adversary", "case", "values", "holds", "at_floor", "note"]
+    assert list(table.columns) == ["dataset", "algo", "finding", "adversary", "case", "values", "holds", "at_floor", "note", "cause", "cause_detail"]
+    # issue #34 §3: no unexplained False — every row that does not hold has a computed cause, with numbers
+    from ppaudit.experiments.findings_causes import CAUSES, require_causes
+
+    require_causes(table, "chadha2024_findings.csv")
+    failing = table[~table["holds"]]
+    assert failing["cause"].isin(CAUSES).all() and failing["cause_detail"].str.contains(r"\d").all()
+    assert table.loc[table["holds"], "cause"].isna().all()
     # one part per algorithm
     algos = ("pate", "capc", "promptpate", "knn")
     assert set(table["algo"]) == set(algos)
@@ -225,6 +232,25 @@ def test_findings_table_concatenates_the_parts(run_dir):
     for values in chain["values"]:
         nums = [float(v.split("=")[1]) for v in values.split(" ≤ ")]
         assert nums[-1] == max(nums), values
+
+
+@pytest.mark.workflow
+@pytest.mark.timeout(900)
+def test_chadha_rows_of_the_paper_comparison_find_their_numbers(run_dir):
+    """Issue #34 §4: the paper comparison's Chadha et al. rows read this run's findings table; every
+    row on a dataset the tiny config has (and the cross-algorithm rows, dataset 'all') finds its one number."""
+    from ppaudit.experiments.paper_comparison import compare_with_paper, read_paper_numbers
+
+    table = read_paper_numbers(REPO / "workflow" / "data" / "paper_numbers.csv")
+    chadha = table[(table["paper"] == "Chadha et al. 2024") & (table["result_file"] == "results/tables/chadha2024_findings.csv")]
+    assert len(chadha) >= 20
+    findings = pd.read_csv(run_dir / "results" / "tables" / "chadha2024_findings.csv")
+    ran = set(zip(findings["dataset"], findings["algo"])) | {("all", "")}
+    mine = chadha[[any(f"'{d}'" in q and (f"algo == '{a}'" in q or not a) for d, a in ran) for q in chadha["query"]]]
+    assert len(mine) >= 10
+    out = compare_with_paper(mine, run_dir, ["results/tables/chadha2024_findings.csv"])
+    assert (out["status"] == "computed").all(), out.loc[out["status"] != "computed", ["id", "status", "detail"]].to_string()
+    assert out["ours"].between(0, 1).sum() >= len(out) - 1  # orderings: 1 or 0; the 'doubling' a ratio
 
 
 @pytest.mark.workflow
@@ -345,7 +371,7 @@ def test_findings_and_figure_tables(run_dir):
     from ppaudit.experiments.pate_capc_findings import FINDINGS_COLUMNS
 
     f = pd.read_csv(run_dir / "results" / "tables" / "findings" / "knn.csv")
-    assert list(f.columns) == list(FINDINGS_COLUMNS) and (f["algo"] == "knn").all()
+    assert list(f.columns) == [*FINDINGS_COLUMNS, "cause", "cause_detail"] and (f["algo"] == "knn").all()
     cfg = tiny_section("knn")
     for ds in cfg["datasets"]:
         g = f[f["dataset"] == ds]
@@ -447,6 +473,14 @@ def test_knn_findings_table_columns_and_values():
     del vals["pois-advq"]
     f = knn_findings_table(_made_up_summary(vals), floor=0.03).set_index("finding")
     assert not f.loc["embedding >= test/train (audit)", "holds"] and "0.1" in f.loc["embedding >= test/train (audit)", "values"]
+    # the poisons' expected top-k inclusions beside their ε, and the cause they give (issue #34 §3)
+    from ppaudit.experiments.findings_causes import chadha_causes
+
+    incl = {("d", "pois-natq-embedding"): 200.0, ("d", "pois-natq-test"): 147.0, ("d", "pois-natq-train"): 167.0}
+    g = chadha_causes(knn_findings_table(_made_up_summary(vals), floor=0.03, inclusions=incl)).set_index("finding")
+    assert g.loc["embedding >= test/train (audit)", "values"].endswith("; inclusions embedding=200, inclusions test/train=167")
+    assert g.loc["embedding >= test/train (audit)", "cause"] == "open"
+    assert "inclusions 200 ≥ 167" in g.loc["embedding >= test/train (audit)", "cause_detail"]
     assert not f.loc["advq similar (exact)", "holds"] and f.loc["advq similar (exact)", "note"].startswith("adversaries missing")
     # audit above exact fails the per-adversary ordering
     bad = _made_up_summary({"nat-advq": 1.0}, exact_factor=0.5)

@@ -189,6 +189,9 @@ def test_fig4_panel_and_findings(run_dir):
     assert proc.returncode == 0, proc.stderr + (out / "findings.log").read_text()
     f = pd.read_csv(out / "findings.csv")
     assert set(f["algo"]) == {"promptpate"}
+    from ppaudit.experiments.findings_causes import require_causes
+
+    require_causes(f, "promptpate findings")  # issue #34 §3: no False row without a computed cause
     assert {"audit<=exact<=dd<=di", "audit≈exact", "nat-advq≈pois-advq", "pois-natq best variant",
             "pate<=capc<=promptpate", "promptpate>=others", "teachers classify"} <= set(f["finding"])
     teach = f[f["finding"] == "teachers classify"]

@@ -130,6 +130,12 @@ rule compose_knn_audit:
 rule tabulate_knn_findings:
     input:
         summary="results/chadha2024/private_prediction/knn/summary.csv",
+        # the Pois-NatQ poisons' expected top-k inclusions (the crafters' objective), beside their ε
+        crafted=[
+            f"results/knn/{knn_prefix(ds)}/crafted/{adv}.npz"
+            for ds in get_config(*KNN, "datasets")
+            for adv in ("pois-natq-embedding", "pois-natq-test", "pois-natq-train")
+        ],
     output:
         findings="results/tables/findings/knn.csv",
     params:

@@ -9,6 +9,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.experiments.promptpate_findings import promptpate_findings, teacher_statistics  # noqa: E402
+from ppaudit.experiments.findings_causes import chadha_causes  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.mechanisms.promptpate import PromptPateVotes  # noqa: E402
 
@@ -23,5 +24,6 @@ for ds, f in zip(p.datasets, snakemake.input.votes):  # noqa: F821
                     "answers": v.meta.get("answers", "numbers")}
     log.info("%s teachers: %s", ds, teachers[ds])
 table = promptpate_findings(summary, variants, others, p.floor, teachers)
+table = chadha_causes(table)  # issue #34 §3: why a row does not hold, from this part's own numbers
 log.info("findings (%d rows, %d hold):\n%s", len(table), int(table["holds"].sum()), table.to_string(index=False))
 write_csv(table, snakemake.output.findings)  # noqa: F821

@@ -5,7 +5,7 @@ Inputs ``attacks`` (one CSV per dataset), ``pate`` (rule audit_wang_caching_pate
 paper (per dataset: the paper dataset it stands for and the paper's mean budget-attack error, from
 workflow/data/paper_numbers.csv). Output ``table`` (CSV): one row per check and solver
 (``procedure`` = paper / ours) with the numbers and a boolean ``holds`` (a failing check is
-reported, not hidden): :func:`ppaudit.experiments.wang2022.sigma_findings`, ``budget_findings``,
+reported, not hidden, with its ``cause``: :func:`ppaudit.experiments.findings_causes.wang_causes`): :func:`ppaudit.experiments.wang2022.sigma_findings`, ``budget_findings``,
 ``query_cost_findings`` per dataset, then
 :func:`ppaudit.experiments.wang2022_caching.caching_findings`.
 """
@@ -21,6 +21,7 @@ from ppaudit.experiments.wang2022 import (  # noqa: E402
     query_cost_findings,
     sigma_findings,
 )
+from ppaudit.experiments.findings_causes import require_causes, wang_causes  # noqa: E402
 from ppaudit.experiments.wang2022_caching import caching_findings  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.plots.wang import pate_caching_epsilons  # noqa: E402
@@ -33,6 +34,7 @@ for dataset, (paper_dataset, paper_error), path in zip(p.datasets, p.paper, snak
 # The answer cache (Wang §5) on the PATE/CaPC stage's fitted models: the worst AdvQ candidate's
 # repeated-query transcript, audited with and without the cache, against the exact ε of one answer.
 tables.append(caching_findings(pate_caching_epsilons(pd.read_csv(snakemake.input.pate))))  # noqa: F821
-table = pd.concat(tables, ignore_index=True)
+table = wang_causes(pd.concat(tables, ignore_index=True))  # issue #34 §3: why a check fails
+require_causes(table, "wang2022 findings")
 log.info("findings:\n%s", table.to_string(index=False))
 write_csv(table, snakemake.output.table)  # noqa: F821

@@ -11,6 +11,15 @@ a status for each row:
 * ``not computed`` — no result file is listed, or the workflow has no rule producing it;
 * ``not found`` — the file exists but the query/column did not select one number (the
   reason is in ``detail``).
+
+``query`` is evaluated with pandas' python engine (so ``values.str.contains('audit=')`` works).
+``column`` is a column name, or an expression over the selected row's columns
+(``k_cut_goodman >= two_cut_cp``, ``epsilon_worst_case / epsilon_data_independent``; a boolean
+gives 1 or 0), or ``values:EXPR`` — an expression over the ``name=number`` pairs of a findings
+table's ``values`` text (:func:`ppaudit.experiments.findings_causes.parse_values`; ``values:lhs / rhs``).
+A paper's ordering (Chadha et al. 2024, §5.4: "Pois-AdvQ compromises privacy more than Nat-AdvQ
+in PATE") is a row whose ``paper_value`` is 1 (the paper states it holds) and whose ``column`` is
+the findings table's ``holds`` (ours: 1 or 0).
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
+
+from .findings_causes import parse_values
 
 REQUIRED_COLUMNS = (
     "id", "paper", "where", "quantity", "setting", "paper_value", "paper_std", "result_file", "query", "column", "note",
@@ -72,17 +83,32 @@ def result_files(table: pd.DataFrame) -> list[str]:
 
 
 def _lookup(frame: pd.DataFrame, query: str, column: str) -> tuple[float | None, str]:
-    if column not in frame.columns:
-        return None, f"no column {column!r} (columns: {', '.join(map(str, frame.columns))})"
     try:
-        rows = frame.query(query) if query.strip() else frame
+        rows = frame.query(query, engine="python") if query.strip() else frame
     except Exception as exc:  # a query naming a column the table does not have, etc.
         return None, f"query {query!r} failed: {type(exc).__name__}: {exc}"
     if len(rows) != 1:
         return None, f"query {query!r} selected {len(rows)} rows, expected 1"
-    value = pd.to_numeric(rows[column].iloc[0], errors="coerce")
+    if column.startswith("values:"):
+        if "values" not in rows.columns:
+            return None, f"no column 'values' for {column!r}"
+        pairs = parse_values(rows["values"].iloc[0])
+        try:
+            raw = pd.eval(column[len("values:"):].strip(), local_dict={k: v for k, v in pairs.items() if k.isidentifier()}, engine="python")
+        except Exception as exc:
+            return None, f"{column!r} on values {rows['values'].iloc[0]!r} failed: {type(exc).__name__}: {exc}"
+    elif column in frame.columns:
+        raw = rows[column].iloc[0]
+    else:
+        try:
+            raw = rows.eval(column, engine="python").iloc[0]
+        except Exception as exc:
+            return None, f"no column {column!r} (columns: {', '.join(map(str, frame.columns))}; as an expression: {type(exc).__name__}: {exc})"
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        raw = raw.strip().lower() == "true"
+    value = pd.to_numeric(raw, errors="coerce")
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None, f"{column} is not a number: {rows[column].iloc[0]!r}"
+        return None, f"{column} is not a number: {raw!r}"
     return float(value), ""
 
 

@@ -3,7 +3,7 @@ the AdvQ candidate selection of the workflow (step 6 of :mod:`ppaudit.experiment
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -131,7 +131,8 @@ def select_knn_candidates(P, num_candidates: int | None, how: str = "margin") ->
     return np.sort(np.lexsort((np.arange(p.shape[0]), margin))[:n]).astype(np.int64)
 
 
-def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[str] = ("two_cut_cp", "exact"), tol: float = 1e-9, **kwargs) -> pd.DataFrame:
+def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[str] = ("two_cut_cp", "exact"), tol: float = 1e-9,
+                       inclusions: Mapping[tuple[str, str], float] | None = None, **kwargs) -> pd.DataFrame:
     """The Private-kNN rows of the findings table (columns ``FINDINGS_COLUMNS`` of
     :mod:`ppaudit.experiments.pate_capc_findings`), worst case, ε at δ.
 
@@ -157,6 +158,11 @@ def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[st
         floor: ε of an all-zero RDP curve (:func:`ppaudit.experiments.pate_capc_findings.epsilon_floor`).
         columns: the ε columns the four claims are checked on.
         tol: relative slack of the ≤ checks.
+        inclusions: optional ``(dataset, adversary) → expected top-k inclusions`` of the Pois-NatQ
+            poisons (``expected_inclusions`` of their crafted npz: Σ_q ν_q, the objective the §6 /
+            App. D crafters maximise); written into the ``embedding >= test/train`` rows' values
+            (``inclusions embedding=…, inclusions test/train=…``) so that a failing row shows whether
+            the embedding search met its objective (ppaudit.experiments.findings_causes).
         **kwargs: :func:`knn_findings` options (``theory_gap``, ``advq_ratio``).
     """
     from .pate_capc_findings import FINDINGS_COLUMNS  # noqa: PLC0415  (the findings table's schema)
@@ -199,8 +205,14 @@ def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[st
                 vals = [r.lhs, r.rhs]
                 tie = (not missing and not bool(holds) and np.all(np.isfinite(vals))
                        and abs(r.lhs - r.rhs) <= 1e-3 * max(abs(r.lhs), abs(r.rhs)))
+                values = f"lhs={r.lhs:.4g} vs rhs={r.rhs:.4g}"
+                if r.finding == "embedding >= test/train" and inclusions:
+                    emb = inclusions.get((ds, "pois-natq-embedding"))
+                    pools = [inclusions[(ds, a)] for a in ("pois-natq-test", "pois-natq-train") if (ds, a) in inclusions]
+                    if emb is not None and pools:
+                        values += f"; inclusions embedding={emb:.4g}, inclusions test/train={max(pools):.4g}"
                 rows.append({"dataset": ds, "algo": "knn", "finding": f"{r.finding} ({name})", "adversary": adv, "case": "worst",
-                             "values": f"lhs={r.lhs:.4g} vs rhs={r.rhs:.4g}", "holds": False if missing else bool(holds),
+                             "values": values, "holds": False if missing else bool(holds),
                              "at_floor": at_floor(vals) if np.all(np.isfinite(vals)) else False,
                              "note": ("adversaries missing: not checked. " if missing else "")
                              + ("a tie within 0.1 % (at the zero-RDP floor, or within the Monte Carlo error of a mixture exact): fails the strict comparison. " if tie else "")

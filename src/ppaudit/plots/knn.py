@@ -156,7 +156,7 @@ def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None, f
     fig.suptitle(title, fontsize=10)
     if footer:
         fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.tight_layout(rect=(0, 0.03 * (footer.count("\n") + 2), 1, 1))
     else:
         fig.tight_layout()
     return fig

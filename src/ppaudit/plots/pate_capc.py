@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
+__all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "ASYMPTOTIC_NOTE", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
 #: Summary columns drawn as bars of the appendix figures (Chadha et al. 2024, App. E), in order.
@@ -136,6 +136,9 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
 
 
 #: What the PATE / CaPC footer's union bound covers (issue 27 §1).
+#: The footer's caveat (issue #34 §3): the union bound is exact for the Clopper–Pearson 2-cut, but the k-cut's
+#: simultaneous intervals (Goodman, Sison–Glaz) are asymptotic (ppaudit.audit.bounds), so for them "at once" is too.
+ASYMPTOTIC_NOTE = "the k-cut's Goodman / Sison–Glaz intervals are asymptotic, so its share of that confidence is too"
 PATE_CAPC_AUDITS = ("2-cut, k-cut and transcript audits of each candidate and query, again for the null-canary controls, "
                     "and the joint audits")
 
@@ -162,7 +165,7 @@ def confidence_footer(summaries, adversaries, covers: str = PATE_CAPC_AUDITS, la
         labels: adversary → label (default: Nat-AdvQ, Pois-AdvQ, Pois-NatQ; others by name).
 
     Returns:
-        The footer text; empty when no summary has the column.
+        The footer text, the caveat :data:`ASYMPTOTIC_NOTE` on its last line; empty when no summary has the column.
     """
     names = {**_ADV_LABEL, **dict(labels or {})}
     parts = []
@@ -179,7 +182,8 @@ def confidence_footer(summaries, adversaries, covers: str = PATE_CAPC_AUDITS, la
     if not parts:
         return ""
     return (f"per algorithm, dataset and adversary, every audit run ({covers}) holds at once (union bound over its N "
-            "audits, pruning slack included; smallest over the datasets) with confidence " + "; ".join(parts))
+            "audits, pruning slack included; smallest over the datasets) with confidence " + "; ".join(parts)
+            + f"\n{ASYMPTOTIC_NOTE}")
 
 
 def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_title: str, floor: float | None = None):

@@ -62,6 +62,8 @@ def test_confidence_footer_states_the_simultaneous_level_per_algorithm_and_adver
     # issue 27 §1: the wording names every audit the number covers, and N where the summary has it
     assert text.startswith("per algorithm, dataset and adversary, every audit run (2-cut, k-cut and transcript audits of each "
                            "candidate and query, again for the null-canary controls, and the joint audits) holds at once")
+    # issue #34 §3: the k-cut's intervals are asymptotic, said on the footer's last line
+    assert text.endswith("\nthe k-cut's Goodman / Sison–Glaz intervals are asymptotic, so its share of that confidence is too")
     text = confidence_footer([pate.assign(num_audits=[240, 240, 120])], ["nat-advq", "pois-advq"])
     assert "pate: Nat-AdvQ ≥ 0.9487 (N = 240), Pois-AdvQ ≥ 0.9500 (N = 120) (bonferroni)" in text
 
