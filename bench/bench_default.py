@@ -432,10 +432,13 @@ def calibration_text(cal: Calibration | None, wall: float, cpu: float) -> str:
     """The sentence that puts a run's wall and CPU time in calibration units ("" without calibration)."""
     if cal is None:
         return ""
+    spread = abs(cal.after - cal.before) / min(cal.before, cal.after)
+    warn = (f" The two scores differ by {100 * spread:.0f} %: the machine's load changed during the run, so the "
+            f"calibrated figures are rough." if spread > 0.15 else "")
     return (f" Calibration (`../shared/calibrate.py`, lower = faster machine): score_s {cal.before:.3f} before / "
             f"{cal.after:.3f} after the run (load average {cal.load_before:.1f} / {cal.load_after:.1f}), so wall "
             f"{cal.units(wall):.0f} and CPU {cal.units(cpu):.0f} calibration units (time / score_s {cal.score:.3f}); "
-            f"on a machine of score s expect wall ≈ {cal.units(wall):.0f} × s seconds.")
+            f"on a machine of score s expect wall ≈ {cal.units(wall):.0f} × s seconds.{warn}")
 
 
 def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURED_SCORES, *, when: str = "") -> str:

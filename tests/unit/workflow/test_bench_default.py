@@ -338,6 +338,9 @@ def test_calibration_units_and_the_expect_line():
     # wall 600 s / 0.2 = 3000 units, CPU 1000 s / 0.2 = 5000 units
     assert "score_s 0.180 before / 0.220 after" in text and "wall 3000 and CPU 5000 calibration units" in text
     assert bd.calibration_text(None, 600.0, 1000.0) == ""
+    assert "differ by 22 %" in text  # 0.22 / 0.18 − 1: flagged as a run whose load changed
+    steady = bd.Calibration(0.2, 0.21, 0.1, 0.1)
+    assert "differ" not in bd.calibration_text(steady, 600.0, 1000.0)
     line = bd.whole_block(600.0, 1000.0, 10.0, 199, when="28 Nov 2026 17:00", cores=2, configfile="config/config.yaml",
                           load="0.0 / 0.0 / 0.0", calibration=cal)
     assert text.strip() in line
