@@ -159,7 +159,9 @@ compare-results: setup
 
 # Wall and CPU time of `make run` per target group of workflow/figures.yaml, on a fresh
 # directory, the groups one after another (each group's time is its incremental cost); prints
-# a Markdown table, each group's snakemake log under <fresh dir>/bench-default-logs/.
+# a Markdown table, each group's snakemake log under <fresh dir>/bench-default-logs/. It runs
+# ../shared/calibrate.py (when it exists) right before and after, and gives the times also in
+# calibration units (time / score_s); --whole --write-readme also writes the README's what-to-expect line.
 # Options of bench/bench_default.py (--write-readme, --dry-run, --groups, --configfile) go in
 # BENCH_ARGS, e.g. `make bench-default BENCH_ARGS=--write-readme` regenerates README's table.
 bench-default: setup

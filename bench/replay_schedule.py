@@ -9,7 +9,10 @@ threads fit. With the log's own settings the replay lands within seconds of the 
 checks that and prints both); ``--threads1 rule,rule`` replays those rules' multi-threaded jobs
 on one thread, with their one-thread duration taken as ``--cpu rule=seconds`` (default: the
 job's CPU time from its ``benchmarks/`` TSV, i.e. all threads' work done by one — a ceiling,
-since threads add overhead), and ``--speed rule=factor`` divides a rule's durations.
+since threads add overhead), ``--speed rule=factor`` divides a rule's durations (``--scale``
+all of them: ``--scale 0.5`` replays the log as a 2× slower machine would run it, issue 35), and
+``--priority rule=N`` starts that rule's ready jobs before the others (Snakemake's
+``priority:``; higher first, then the real start order).
 
 Output: the replayed makespan of the log as it ran and of each scenario, and their ratio.
 
@@ -105,14 +108,22 @@ def dependencies(jobs: dict[int, Job]) -> dict[int, set[int]]:
 
 
 def replay(jobs: dict[int, Job], deps: dict[int, set[int]], seconds: dict[int, float], threads: dict[int, int],
-           cores: int) -> float:
-    """Makespan of a list schedule: ready jobs start in the order of their real start, as cores allow."""
+           cores: int, priority: dict[str, float] | None = None) -> float:
+    """Makespan of a list schedule: ready jobs start in the order of their real start, as cores allow.
+
+    ``priority`` (rule → number, default 0) puts the ready jobs of higher-priority rules first,
+    as Snakemake's ``priority:`` does; ties keep the real start order."""
+    prio = priority or {}
+
+    def order(k: int) -> tuple[float, float]:
+        return (-prio.get(jobs[k].rule, 0.0), jobs[k].start)
+
     waiting = {j: set(d) for j, d in deps.items()}
     children: dict[int, list[int]] = {j: [] for j in jobs}
     for j, d in deps.items():
         for p in d:
             children[p].append(j)
-    ready = sorted((j for j, d in waiting.items() if not d), key=lambda j: jobs[j].start)
+    ready = sorted((j for j, d in waiting.items() if not d), key=order)
     running: list[tuple[float, int]] = []
     free, now, done = cores, 0.0, 0
     while done < len(jobs):
@@ -137,7 +148,7 @@ def replay(jobs: dict[int, Job], deps: dict[int, set[int]], seconds: dict[int, f
                 waiting[c].discard(j)
                 if not waiting[c]:
                     ready.append(c)
-        ready.sort(key=lambda k: jobs[k].start)
+        ready.sort(key=order)
     return now
 
 
@@ -168,32 +179,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads1", default="", help="comma-separated rules replayed on one thread")
     ap.add_argument("--cpu", default="", help="rule=seconds: one-thread duration of a --threads1 rule's jobs (overrides the TSV)")
     ap.add_argument("--speed", default="", help="rule=factor: divide the rule's durations (a measured speed-up)")
+    ap.add_argument("--scale", type=float, default=1.0, help="divide every duration by this (0.5: a 2x slower machine)")
+    ap.add_argument("--priority", default="", help="rule=N: Snakemake priority of the rule's jobs (higher starts first)")
     args = ap.parse_args(argv)
+    if not args.scale > 0:
+        raise ValueError(f"--scale must be > 0, got {args.scale}")
 
     jobs = parse_log(Path(args.log).read_text(encoding="utf-8"))
     deps = dependencies(jobs)
     real = max(j.end for j in jobs.values())
-    base_seconds = {j: job.seconds for j, job in jobs.items()}
+    base_seconds = {j: job.seconds / args.scale for j, job in jobs.items()}
     base_threads = {j: job.threads for j, job in jobs.items()}
     as_ran = replay(jobs, deps, base_seconds, base_threads, args.cores)
 
     root = Path(args.benchmarks).resolve() if args.benchmarks else None
     one = {r for r in args.threads1.split(",") if r}
-    cpu, speed = _pairs(args.cpu), _pairs(args.speed)
+    cpu, speed, priority = _pairs(args.cpu), _pairs(args.speed), _pairs(args.priority)
     seconds, threads, changed = dict(base_seconds), dict(base_threads), []
     for j, job in jobs.items():
         if job.rule in one and job.threads > 1:
-            single = cpu.get(job.rule) or benchmark_cpu(job, root) or job.seconds * job.threads
-            changed.append(f"{job.rule} ({job.seconds:.0f} s on {job.threads} → {single:.0f} s on 1)")
+            single = (cpu.get(job.rule) or benchmark_cpu(job, root) or job.seconds * job.threads) / args.scale
+            changed.append(f"{job.rule} ({base_seconds[j]:.0f} s on {job.threads} → {single:.0f} s on 1)")
             seconds[j], threads[j] = single, 1
         if job.rule in speed:
             seconds[j] /= speed[job.rule]
-    scenario = replay(jobs, deps, seconds, threads, args.cores)
-    print(f"{len(jobs)} jobs, {args.cores} cores; the real run ended after {real:.0f} s; replayed as it ran: {as_ran:.0f} s")
+    scenario = replay(jobs, deps, seconds, threads, args.cores, priority)
+    scaled = f" (durations ÷{args.scale:g})" if args.scale != 1.0 else ""
+    print(f"{len(jobs)} jobs, {args.cores} cores; the real run ended after {real:.0f} s; replayed as it ran{scaled}: {as_ran:.0f} s")
     if changed:
         print("one thread: " + "; ".join(changed))
     if speed:
         print("speed-ups: " + ", ".join(f"{k} ÷{v:g}" for k, v in speed.items()))
+    if priority:
+        print("priorities: " + ", ".join(f"{k}={v:g}" for k, v in priority.items()))
     print(f"replayed scenario: {scenario:.0f} s (as ran / scenario = {as_ran / scenario:.2f}x)")
     return 0
 

@@ -3,7 +3,8 @@
 One run, in a temporary directory on tests/configs/tiny.yaml, of ``chadha_fig3``,
 ``chadha_fig4``, ``chadha_findings`` (whose Private-kNN and PromptPATE parts run their stages)
 ``chadha_fig5`` and ``chadha_fig25``: one run because the findings table needs the Private-kNN
-stage anyway.
+stage anyway. The same run also builds the targets of test_workflow_promptpate.py (fixture
+``tiny_llm_run``, tests/workflow/conftest.py: once per session, also across xdist workers).
 
 * PATE / CaPC: sklearn digits, 20 logreg teachers, σ = 2, n_Q = 12, T = 1e5 exact counts (2e4 sampled); the figures,
   their CSVs, the per-query audits and the findings table are checked against closed forms and
@@ -30,28 +31,23 @@ from ppaudit.accounting import rdp_to_dp
 from ppaudit.audit import count_audits, epsilon_floor, simultaneous_confidence
 from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
-from tiny_llm import build_tiny_model  # tests/tiny_llm.py
+from shared_runs import PRIVATE_PREDICTION_TARGETS  # tests/shared_runs.py: the run shared with test_workflow_promptpate.py
 from workflow_runner import assert_figure_files, output_of, run_snakemake, tiny_section  # tests/workflow_runner.py
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 #: PATE/CaPC: Figs. 3/4 and the findings table, which also builds the Private-kNN part (and the
 #: PromptPATE one); Private-kNN: Fig. 5 and the worst-case Nat-AdvQ appendix figure.
-TARGETS = ("chadha_fig3", "chadha_fig4", "chadha_findings", "chadha_fig5", "chadha_fig25")
+TARGETS = PRIVATE_PREDICTION_TARGETS
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("pate_capc")
-    # chadha_fig3/4 and the findings include the PromptPATE panel: its teachers are the tiny random
-    # Llama here (the packaged Gemma-3-270M is converted and scored in tests/unit/models/test_llm.py,
-    # and its PromptPATE stage in tests/workflow/test_workflow_promptpate.py's layout).
-    build_tiny_model(workdir / "tiny-llama")
-    (workdir / "llm.yaml").write_text(yaml.safe_dump({"chadha2024": {"promptpate": {
-        "model": str(workdir / "tiny-llama"), "model_name": "tiny-llama", "device": "cpu"}}}))
-    proc = run_snakemake(*TARGETS, "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY), str(workdir / "llm.yaml"), timeout=900)
-    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
-    return workdir
+def run_dir(tiny_llm_run) -> Path:
+    """The tiny config's run of :data:`TARGETS` (read-only here). chadha_fig3/4 and the findings include
+    the PromptPATE panel: its teachers are the tiny random Llama (the packaged Gemma-3-270M is converted
+    and scored in tests/unit/models/test_llm.py). The run is shared with test_workflow_promptpate.py,
+    whose targets it also builds (tests/shared_runs.py, built once per session)."""
+    return tiny_llm_run
 
 
 def audit_dir(run_dir: Path, algo: str, adversary: str) -> Path:

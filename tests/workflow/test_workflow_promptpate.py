@@ -1,7 +1,8 @@
 """PromptPATE stage of the workflow end to end (Chadha et al. 2024, §5.3–5.4, Figs. 3/4, 17–24).
 
 Figs. 17–24 and the PromptPATE summaries run in a temporary directory on
-tests/configs/tiny.yaml (6 teachers × 5 Rotten Tomatoes queries, σ = 1, T = 1e5), with the
+tests/configs/tiny.yaml (the run of test_workflow_private_prediction.py, which builds these targets
+too: fixture ``tiny_llm_run`` of tests/workflow/conftest.py, once per session; this module works on a copy) (6 teachers × 5 Rotten Tomatoes queries, σ = 1, T = 1e5), with the
 model replaced by a tiny random Llama and a character tokenizer built here (no download,
 seconds on CPU). The scripts of Fig. 4 (plot_chadha_fig34.py) and of the PromptPATE
 findings (tabulate_promptpate_findings.py) then run outside Snakemake on the PromptPATE summary and
@@ -25,14 +26,14 @@ import pytest
 import yaml
 
 from ppaudit.accounting import gnmax_rdp_data_independent, rdp_to_dp
-from tiny_llm import build_tiny_model  # tests/tiny_llm.py
+from shared_runs import LLM_OVERRIDE, PROMPTPATE_TARGETS, copy_run  # tests/shared_runs.py
 from workflow_runner import assert_figure_files, output_of, tiny_section
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
-APPENDIX = [f"chadha_fig{i}" for i in range(17, 25)]
 SUMMARY = "results/chadha2024/private_prediction/promptpate/summary.csv"
+assert SUMMARY in PROMPTPATE_TARGETS
 VARIANTS = "results/chadha2024/private_prediction/promptpate/summary_variants.csv"
 # The columns of results/chadha2024/private_prediction/{pate,capc}/summary.csv (rule compose_audit).
 PC_COLUMNS = ["algo", "dataset", "model", "adversary", "sigma", "num_teachers", "trials", "num_queries", "source", "delta",
@@ -47,18 +48,11 @@ def run_snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("promptpate")
-    build_tiny_model(workdir / "tiny-llama")
-    override = workdir / "override.yaml"
-    override.write_text(yaml.safe_dump({"chadha2024": {"promptpate": {
-        "model": str(workdir / "tiny-llama"), "model_name": MODEL_NAME, "device": "cpu"}}}))
-    # Figs. 17–24 and the summaries. chadha_fig4 / promptpate_findings would also build the
-    # PATE/CaPC (and Private-kNN) stages; their scripts are run below on stand-in summaries.
-    proc = run_snakemake(*APPENDIX, SUMMARY, "--cores", "2", "--directory", str(workdir),
-                         "--configfile", str(TINY), str(override))
-    assert proc.returncode == 0, output_of(proc)
-    return workdir
+def run_dir(tiny_llm_run, tmp_path_factory) -> Path:
+    """A copy (mtimes and Snakemake's metadata kept) of the tiny config's run of Figs. 17–24 and the
+    summaries, shared with test_workflow_private_prediction.py (tests/shared_runs.py: it also builds
+    the PATE/CaPC and Private-kNN stages there); this module's rerun and stand-in files change the copy only."""
+    return copy_run(tiny_llm_run, tmp_path_factory.mktemp("promptpate") / "run")
 
 
 def prefix(run_dir: Path) -> Path:
@@ -123,7 +117,7 @@ def test_votes_and_prediction_cache_on_rerun(run_dir):
     assert votes["natq_votes"].shape == (5, cfg["num_queries"])
     before = votes["teacher_votes"].copy()
     proc = run_snakemake(f"results/votes/{prefix(run_dir).as_posix()}/votes.npz", "--forcerun", "prompt_teachers", "--cores", "1",
-                         "--directory", str(run_dir), "--configfile", str(TINY), str(run_dir / "override.yaml"))
+                         "--directory", str(run_dir), "--configfile", str(TINY), str(run_dir / LLM_OVERRIDE))
     assert proc.returncode == 0, output_of(proc)
     log = (run_dir / "logs" / "prompt_teachers" / f"{prefix(run_dir).relative_to('promptpate').as_posix()}.log").read_text()
     assert "prompts: 0 evaluated" in log, log[-2000:]

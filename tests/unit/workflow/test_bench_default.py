@@ -10,6 +10,9 @@
   repository README holds the markers once.
 * ``main`` refuses ``--write-readme`` with ``--groups`` and a non-empty ``--directory`` before
   running anything.
+* Calibration (issue 35 §1): ``calibrate.py`` run as a subprocess (a stand-in script here, so the
+  test costs one interpreter start, ~0.1 s), a missing script skipped with a message, the
+  calibration units and the README's what-to-expect line checked against hand-computed numbers.
 """
 
 from __future__ import annotations
@@ -306,3 +309,50 @@ def test_whole_run_line_and_its_own_markers():
         bd.main(["--whole", "--groups", "wang2022"])
     with pytest.raises(ValueError, match="--whole"):
         bd.main(["--whole", "--dry-run"])
+
+
+def _calibration_script(tmp_path, score):
+    script = tmp_path / "calibrate.py"
+    script.write_text("import json, sys\nassert sys.argv[1:] == ['--json']\n"
+                      f"print(json.dumps({{'score_s': {score}, 'load_avg_1m': 0.5, 'cpus': 2}}))\n")
+    return script
+
+
+def test_calibration_runs_the_script_and_skips_a_missing_one(tmp_path, capsys):
+    out = bd.run_calibration(_calibration_script(tmp_path, 0.25))
+    assert out == {"score_s": 0.25, "load_avg_1m": 0.5, "cpus": 2}
+    assert "score_s=0.25" in capsys.readouterr().out
+    assert bd.run_calibration(tmp_path / "absent.py") is None
+    assert "absent.py not found" in capsys.readouterr().out
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit(3)\n")
+    with pytest.raises(RuntimeError, match="exit 3"):
+        bd.run_calibration(broken)
+    assert bd.calibration_of(out, None) is None
+
+
+def test_calibration_units_and_the_expect_line():
+    cal = bd.calibration_of({"score_s": 0.18, "load_avg_1m": 1.0}, {"score_s": 0.22, "load_avg_1m": 2.0})
+    assert cal.score == pytest.approx(0.2) and cal.units(600.0) == pytest.approx(3000.0)
+    text = bd.calibration_text(cal, 600.0, 1000.0)
+    # wall 600 s / 0.2 = 3000 units, CPU 1000 s / 0.2 = 5000 units
+    assert "score_s 0.180 before / 0.220 after" in text and "wall 3000 and CPU 5000 calibration units" in text
+    assert bd.calibration_text(None, 600.0, 1000.0) == ""
+    assert "differ by 22 %" in text  # 0.22 / 0.18 − 1: flagged as a run whose load changed
+    steady = bd.Calibration(0.2, 0.21, 0.1, 0.1)
+    assert "differ" not in bd.calibration_text(steady, 600.0, 1000.0)
+    line = bd.whole_block(600.0, 1000.0, 10.0, 199, when="28 Nov 2026 17:00", cores=2, configfile="config/config.yaml",
+                          load="0.0 / 0.0 / 0.0", calibration=cal)
+    assert text.strip() in line
+    expect = bd.expect_line(600.0, cal, (0.1, 0.4), when="28 Nov 2026 17:00")
+    # 3000 units × 0.1 s = 5.0 min, × 0.2 (this run) = 10.0 min, × 0.4 = 20.0 min
+    assert "**5–20 min**" in expect and "5.0 min at score_s 0.100, 10.0 min at score_s 0.200, 20.0 min at score_s 0.400" in expect
+    with pytest.raises(ValueError, match="> 0"):
+        bd.expect_line(600.0, cal, (0.0,))
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    out = bd.splice_readme(text, expect, bd.EXPECT_BEGIN_MARKER, bd.EXPECT_END_MARKER)
+    assert out.count(expect.strip()) == 1
+    two_commands = out.split("## Two commands")[1].split("\n## ")[0]
+    assert expect.strip() in two_commands  # the line sits in the "Two commands" section
+    with pytest.raises(ValueError, match="--expect-scores"):
+        bd.main(["--expect-scores", "0.2,x"])

@@ -73,3 +73,26 @@ def test_main_prints_both_makespans(tmp_path, capsys):
     assert "replayed as it ran: 45 s" in out
     assert "prep (10 s on 2 → 16 s on 1)" in out
     assert "replayed scenario: 36 s" in out  # 16 + 30 / 2 + 5
+
+
+def test_priority_and_scale():
+    """Issue 35: ``priority`` (Snakemake's ``priority:``) reorders the ready jobs; ``--scale`` divides every duration."""
+    jobs = rs.parse_log(LOG)
+    free = {j: set() for j in jobs}
+    seconds = {j: job.seconds for j, job in jobs.items()}
+    ones = {j: 1 for j in jobs}
+    # real order prep (10 s) + train (30 s) on the two cores, tab (5 s) after prep: 30 s
+    assert rs.replay(jobs, free, seconds, ones, cores=2) == pytest.approx(30.0)
+    # tab first: tab + prep at 0, train starts when tab ends at 5: 35 s
+    assert rs.replay(jobs, free, seconds, ones, cores=2, priority={"tab": 10}) == pytest.approx(35.0)
+
+
+def test_main_scale_and_priority(tmp_path, capsys):
+    log = tmp_path / "whole.log"
+    log.write_text(LOG)
+    rs.main([str(log), "--scale", "0.5", "--priority", "tab=3"])
+    out = capsys.readouterr().out
+    assert "replayed as it ran (durations ÷0.5): 90 s" in out and "priorities: tab=3" in out
+    assert "replayed scenario: 90 s" in out  # the chain prep → train → tab cannot reorder
+    with pytest.raises(ValueError, match="--scale"):
+        rs.main([str(log), "--scale", "0"])
