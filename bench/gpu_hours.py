@@ -139,7 +139,7 @@ def main(argv=None) -> int:
 
         begin, end = f"<!-- {args.readme_section}:begin -->", f"<!-- {args.readme_section}:end -->"
         README.write_text(splice_readme(README.read_text(encoding="utf-8"), text, begin, end), encoding="utf-8")
-        print(f"{README.relative_to(REPO)} updated between {begin} and {end}")
+        print(f"{README} updated between {begin} and {end}")
     if args.csv:
         import pandas as pd
 
