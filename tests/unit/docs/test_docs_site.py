@@ -79,3 +79,29 @@ def test_figure_table_rows_come_from_the_registry():
     assert by_id["chadha_fig4"][3].startswith("Chadha et al. 2024, Fig. 4 (§5.4)")  # caption filled with its wildcards
     assert "results/figures/chadha2024/fig4.csv" in by_id["chadha_fig4"][4]
     assert all(r[3] for r in rows if not r[0].endswith("promptpate``") and "findings" not in r[0])
+
+
+def test_pairs_file_example_of_the_guide_runs(tmp_path, monkeypatch, capsys):
+    """The ``--pairs`` file shown in docs/audit_your_mechanism.md, fed to ``ppaudit search`` with the
+    page's buggy exponential mechanism: a violation (exit 1); a file that is not a list of pairs: exit 2
+    naming it (≈ 2 s)."""
+    page = (REPO / "docs" / "audit_your_mechanism.md").read_text(encoding="utf-8")
+    example = page.split("### The `--pairs` file", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "pairs.json").write_text(example, encoding="utf-8")
+    (tmp_path / "mech_probe.py").write_text(
+        "import numpy as np\n\n"
+        "def vote(votes, n, rng):\n"
+        "    u = np.bincount(votes, minlength=3)\n"
+        "    p = np.exp(1.0 * (u - u.max()))\n"
+        "    return rng.choice(3, size=n, p=p / p.sum())\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from ppaudit.cli import main
+
+    assert main(["search", "mech_probe:vote", "--pairs", "pairs.json", "--claim-dp", "1", "--trials", "2e4"]) == 1
+    assert "violation" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text('{"not": "a list"}', encoding="utf-8")
+    assert main(["search", "mech_probe:vote", "--pairs", "bad.json", "--claim-dp", "1"]) == 2
+    assert "bad.json" in capsys.readouterr().err
