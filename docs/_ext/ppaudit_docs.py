@@ -64,9 +64,9 @@ def public_api() -> list[Page]:
     """Every reference page of the site, in the order of ``ppaudit``'s sub-packages and modules.
 
     Returns:
-        One :class:`Page` per sub-package or top-level module of ``ppaudit`` (the CLI modules and
-        ``ppaudit`` itself, whose ``__all__`` re-exports names documented in their modules, are
-        left out). Names come from ``__all__`` only.
+        One :class:`Page` per sub-package or top-level module of ``ppaudit`` (``ppaudit`` itself,
+        whose ``__all__`` re-exports names documented in their modules, is left out). Names come
+        from ``__all__`` only.
 
     Raises:
         RuntimeError: if a module with public functions has neither an ``__all__`` nor a
@@ -76,8 +76,6 @@ def public_api() -> list[Page]:
 
     pages = []
     for name, _ in _modules(ppaudit):
-        if name in ("ppaudit.cli", "ppaudit.cli_search"):
-            continue
         entries = _walk(name)
         if not entries:
             raise RuntimeError(f"{name} has no __all__ (nor have its modules): the reference cannot list it")
