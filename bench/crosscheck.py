@@ -1,8 +1,8 @@
 """Agreement with peer implementations, as a table ("agrees with").
 
 Run: ``.venv/bin/python bench/crosscheck.py [--markdown]``. Each row: the quantity, the peer,
-the cases compared, and the largest difference found (absolute unless marked). The README's
-"agrees with" table is this script's ``--markdown`` output.
+the cases compared, and the largest difference found (absolute unless marked). The
+"agrees with" table of docs/audit_your_mechanism.md is this script's ``--markdown`` output.
 
 Peers and where their reference values come from:
 

@@ -5,9 +5,10 @@ with :func:`ppaudit.workflow.gpu_budget.paper_work` and times it at the rates of
 (the JSON that ``bench/bench_gpu.py --json FILE`` writes on the GPU that will run the job), or,
 without it, at the H100 figures issue 17 quotes (:data:`ppaudit.workflow.gpu_budget.ISSUE17_H100`:
 the code before its changes, teachers one at a time, the raw sampler rate). Prints a Markdown
-table; ``--write-readme`` puts it in the README between ``<!-- gpu-hours:begin -->`` and
-``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale"; ``--readme-section gpu-slice``: the
-slice's table); only the work of the config key ``targets`` is counted where it is set
+table; ``--write-readme`` puts it in the documentation page ``docs/paper_scale.md`` between
+``<!-- gpu-hours:begin -->`` and ``<!-- gpu-hours:end -->`` (section "GPU hours at paper scale";
+``--readme-section gpu-slice``: the slice's table; the option keeps its name from when the page
+was the README); only the work of the config key ``targets`` is counted where it is set
 (``config/slices/fmnist_gpu.yaml``: ``chadha_fig3``), or of ``--targets``, which overrides it;
 ``--csv FILE`` also writes the rows as CSV. With ``--rates``,
 work without a measured rate is projected (``PROJECTED_H200``) and labelled so.
@@ -25,7 +26,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+# The page that holds the marked tables (the site's "Paper scale" guide; the README before #37).
+README = REPO / "docs" / "paper_scale.md"
 BEGIN_MARKER = "<!-- gpu-hours:begin -->"
 END_MARKER = "<!-- gpu-hours:end -->"
 
@@ -93,9 +95,9 @@ def main(argv=None) -> int:
                     help="only the work of these targets (default: the config key targets, e.g. chadha_fig3 in "
                          "config/slices/fmnist_gpu.yaml; unset: every target)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
-    ap.add_argument("--write-readme", action="store_true", help="put the table in README.md between the --readme-section markers")
+    ap.add_argument("--write-readme", action="store_true", help="put the table in docs/paper_scale.md between the --readme-section markers")
     ap.add_argument("--readme-section", default="gpu-hours", metavar="NAME",
-                    help="README markers <!-- NAME:begin --> / <!-- NAME:end --> (default gpu-hours; gpu-slice for the slice's table)")
+                    help="docs/paper_scale.md markers <!-- NAME:begin --> / <!-- NAME:end --> (default gpu-hours; gpu-slice for the slice's table)")
     args = ap.parse_args(argv)
     if args.rates:
         doc = json.loads(Path(args.rates).read_text())
@@ -137,7 +139,7 @@ def main(argv=None) -> int:
 
         begin, end = f"<!-- {args.readme_section}:begin -->", f"<!-- {args.readme_section}:end -->"
         README.write_text(splice_readme(README.read_text(encoding="utf-8"), text, begin, end), encoding="utf-8")
-        print(f"README.md updated between {begin} and {end}")
+        print(f"{README} updated between {begin} and {end}")
     if args.csv:
         import pandas as pd
 

@@ -13,22 +13,22 @@ repetitions with fresh draws; the bars are
 
 Cases (all outputs are sampled; no exact-count shortcut):
 
-=========================  ==============================================  =====================
-case                       mechanism and neighbouring pair                 claim
-=========================  ==============================================  =====================
-gnmax                      Gaussian noisy argmax, σ = 2, votes [5, 5, 0]   RDP α/σ² (Papernot
-                           vs [6, 4, 0] (one teacher's vote moved)          et al. 2018, Prop. 8)
-gnmax_sigma_halved         the same, but the noise is σ/2 = 1              RDP α/σ² with σ = 2
-randomized_response        4-ary RR with ε = 1, label 0 vs label 1         (1, 0)-DP
-laplace_rnm                report-noisy-max, Laplace(1/ε), ε = 0.5,         (0.5, 0)-DP
-                           counts [0, 3] vs [1, 3] (add one record)
-laplace_rnm_sensitivity    the same noise, but one record moves a count    (0.5, 0)-DP
-                           by 2 (sensitivity 2 accounted as 1)
-laplace_rnm_wrong_scale    Laplace noise of scale ε = 0.5 instead of 1/ε   (0.5, 0)-DP
-gaussian_rnm               report-noisy-max, N(0, σ²), σ = 1/√(2ρ), ρ=1/8,  1/8-zCDP
-                           counts [0, 0, 0, 0] vs [1, 0, 0, 0]
-gaussian_rnm_4x_zcdp       σ = 1/√(8ρ): spends 4ρ                          1/8-zCDP
-=========================  ==============================================  =====================
+=======================  ===============================================  =====================
+case                     mechanism and neighbouring pair                  claim
+=======================  ===============================================  =====================
+gnmax                    Gaussian noisy argmax, σ = 2, votes [5, 5, 0]    RDP α/σ² (Papernot
+                         vs [6, 4, 0] (one teacher's vote moved)          et al. 2018, Prop. 8)
+gnmax_sigma_halved       the same, but the noise is σ/2 = 1               RDP α/σ² with σ = 2
+randomized_response      4-ary RR with ε = 1, label 0 vs label 1          (1, 0)-DP
+laplace_rnm              report-noisy-max, Laplace(1/ε), ε = 0.5,         (0.5, 0)-DP
+                         counts [0, 3] vs [1, 3] (add one record)
+laplace_rnm_sensitivity  the same noise, but one record moves a count     (0.5, 0)-DP
+                         by 2 (sensitivity 2 accounted as 1)
+laplace_rnm_wrong_scale  Laplace noise of scale ε = 0.5 instead of 1/ε    (0.5, 0)-DP
+gaussian_rnm             report-noisy-max, N(0, σ²), σ = 1/√(2ρ), ρ=1/8,  1/8-zCDP
+                         counts [0, 0, 0, 0] vs [1, 0, 0, 0]
+gaussian_rnm_4x_zcdp     σ = 1/√(8ρ): spends 4ρ                           1/8-zCDP
+=======================  ===============================================  =====================
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Always on (cheap): bench/wheelhouse.py's platform tags, pins, stub wheel and bad
 bench/gpu_slice.sh reject bad arguments with exit status 2; the slice's dry run resolves
 ``chadha_fig3`` — also as ``rule all``, through the overlay's config key ``targets`` — (PATE and
 CaPC on Fashion-MNIST only, WRN-16-4 teachers and audits on cuda); the issue's exact
-``bench/gpu_hours.py`` command (no ``--targets``) projects ≤ 6 H200-minutes, and the README holds
+``bench/gpu_hours.py`` command (no ``--targets``) projects ≤ 6 H200-minutes, and docs/paper_scale.md holds
 its table. The slice's CPU run at tiny sizes (``cpu`` / ``torch-cpu``) shares the paper-shape
 test's run: tests/workflow/test_workflow_paper_shape.py.
 
@@ -172,7 +172,7 @@ def test_slice_projects_at_most_six_h200_minutes_and_readme_holds_its_table(caps
     assert 1.0 < minutes <= 6.0, text
     assert "| PATE / CaPC teachers |" in text and "| PATE / CaPC sampled audits |" in text
     assert not any(w in text for w in ("Label-DP", "Private-kNN", "PromptPATE")), text
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "paper_scale.md").read_text(encoding="utf-8")  # the page gpu_hours.py writes
     block = readme.split("<!-- gpu-slice:begin -->")[1].split("<!-- gpu-slice:end -->")[0].strip()
     assert block == text
     # --targets overrides the config key (here: paper.yaml's label-DP work, which the slice leaves out) ...

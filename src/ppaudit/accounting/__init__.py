@@ -4,7 +4,7 @@
   (Papernot et al. 2018).
 * :mod:`.confident_gnmax` — expected data-dependent RDP of Confident-GNMax (threshold check
   + Pr[answered] · GNMax; Papernot et al. 2018).
-* :mod:`.private_knn` — subsampled-Gaussian RDP of Private-kNN (dp-accounting).
+* :mod:`ppaudit.accounting.private_knn` — subsampled-Gaussian RDP of Private-kNN (dp-accounting).
 * :mod:`.worst_case` — worst-case exact RDP of the Gaussian noisy argmax over all
   neighbouring histograms (Chadha et al. 2024, §7 future work) with a certified bound.
 * :mod:`.conversion` — RDP → (ε, δ) (Balle et al. 2020, Thm 20; Mironov 2017).

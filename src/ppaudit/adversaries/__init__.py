@@ -1,8 +1,8 @@
 """Adversaries of the private-prediction audits (Chadha et al. 2024, §4.1): crafters of
 canaries / queries and the distinguishers they imply, one module per mechanism family.
 
-* :mod:`.pate_capc` — Nat-AdvQ, Pois-AdvQ, Pois-NatQ for PATE and CaPC (§5.1–5.2).
-* :mod:`.private_knn` — the same adversaries for Private-kNN (§5.3, App. D.1).
+* :mod:`ppaudit.adversaries.pate_capc` — Nat-AdvQ, Pois-AdvQ, Pois-NatQ for PATE and CaPC (§5.1–5.2).
+* :mod:`ppaudit.adversaries.private_knn` — the same adversaries for Private-kNN (§5.3, App. D.1).
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ __all__ = [
     "sample_query_indices",
 ]
 
+#: The three adversaries of Chadha et al. 2024 (§5.1–5.2), as the workflow names them.
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
 
 

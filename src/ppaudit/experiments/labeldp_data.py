@@ -30,6 +30,7 @@ import pandas as pd
 
 __all__ = ["DATASETS", "LabelDPData", "load_adult", "load_labeldp_dataset"]
 
+#: The three label-DP data modalities (image, tabular, text) of the observational paper's tables.
 DATASETS = ("image", "tabular", "text")
 
 

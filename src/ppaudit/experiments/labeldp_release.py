@@ -35,6 +35,7 @@ from .labeldp_data import LabelDPData
 
 __all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
 
+#: The label-DP release algorithms that :func:`release_labels` implements.
 ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
 
 
@@ -258,6 +259,7 @@ def _lp2_fp(data, fp):
 
 
 def log_loss(probs: np.ndarray, y: np.ndarray, eps: float = 1e-12) -> float:
+    """Mean negative log-probability of the true labels ``y`` under ``probs`` (n × C), clipped at ``eps``."""
     return float(-np.mean(np.log(np.maximum(probs[np.arange(y.size), y], eps))))
 
 

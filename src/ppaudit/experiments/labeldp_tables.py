@@ -34,6 +34,7 @@ __all__ = [
     "read_paper_number_strings",
 ]
 
+#: Display name of each label-DP algorithm in the tables (as the papers write them).
 ALGO_LABELS = {
     "lp_1st": "LP-1ST",
     "lp_1st_nc": "LP-1ST (noise correction)",

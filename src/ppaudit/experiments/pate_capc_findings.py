@@ -76,6 +76,7 @@ class TeacherRegime:
 #: share ≥ 0.5 alone): the only place these numbers are set.
 TEACHER_REGIME = TeacherRegime(min_mean_teacher_accuracy=0.75, min_mean_top_vote_share=0.6, source="issue #30's bar; paper: not stated")
 
+#: Columns of the Chadha findings table (``results/tables/chadha2024_findings.csv``).
 FINDINGS_COLUMNS = ("dataset", "algo", "finding", "adversary", "case", "values", "holds", "at_floor", "note")
 
 

@@ -17,6 +17,7 @@
   the paper's number for the dataset (0.11 for MNIST, 0.05 for SVHN).
 * :func:`reconstruct_consensus` — the end-to-end PhD attack (App. E): reconstruct each
   2-class histogram from noisy answers, then take its consensus.
+
 The answer-caching defence (§5) is :mod:`ppaudit.experiments.wang2022_caching`.
 """
 

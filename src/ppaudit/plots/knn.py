@@ -15,6 +15,7 @@ __all__ = ["plot_knn_fig5", "fig5_table", "knn_confidence_footer", "KNN_AUDITS",
 
 from ..experiments.private_knn_names import KNN_ADVERSARY_LABELS  # noqa: E402 (re-exported)
 
+#: Colour of each Private-kNN series (theory grey; one colour per adversary).
 ADVERSARY_COLORS = {
     "data-independent theory": "0.6",
     "Nat-AdvQ": "tab:blue",

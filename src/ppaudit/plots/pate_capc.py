@@ -63,6 +63,7 @@ def _eps_axis_label(table: pd.DataFrame) -> str:
 
 _PAPER = " (paper: per-query composition)"
 
+#: Colour of each bar of the PATE/CaPC figures, by label prefix (the first that matches).
 BAR_COLORS = {  # first matching prefix wins: the specific ones first
     "exact ε (PLD": "tab:brown",
     "valid ε lower bound": "tab:cyan",

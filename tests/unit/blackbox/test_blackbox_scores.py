@@ -138,7 +138,7 @@ def test_deprecated_names_warn_and_keep_their_meaning():
 
 
 def test_family_free_bound_is_below_the_gdp_family_value():
-    # README's CLI example: c' = 1000, c = 950, m = 1e5 -> family-free 2.6863, GDP family 3.1195.
+    # the audit guide's CLI example (docs/audit_your_mechanism.md): c' = 1000, c = 950, m = 1e5 -> family-free 2.6863, GDP family 3.1195.
     assert epsilon_lower_bound(1000, 950, 100_000) == pytest.approx(2.6863, abs=2e-4)
     assert epsilon_gdp_family(1000, 950, 100_000) == pytest.approx(3.1195, abs=2e-4)
     cp = np.array([20, 100, 100, 500, 1000, 5000])

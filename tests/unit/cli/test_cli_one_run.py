@@ -26,7 +26,7 @@ def test_counts_json_names_the_valid_bound_epsilon_lower_bound(capsys):
     assert code == 0 and "epsilon_lower_bound_dp" not in res
     assert res["epsilon_lower_bound"] == pytest.approx(float(epsilon_lower_bound(1000, 950, 100000)))
     assert res["epsilon_gdp_family"] == pytest.approx(float(epsilon_gdp_family(1000, 950, 100000)))
-    assert res["epsilon_lower_bound"] < res["epsilon_gdp_family"]  # 2.69 vs 3.12 (README's example)
+    assert res["epsilon_lower_bound"] < res["epsilon_gdp_family"]  # 2.69 vs 3.12 (the audit guide's example, docs/audit_your_mechanism.md)
     assert "Gaussian trade-off curve" in res["epsilon_gdp_family_note"]
     code, out, _ = call(capsys, "one-run", "--guesses", 1000, "--correct", 950, "--samples", 100000)
     first, gdp = out.splitlines()[1:3]

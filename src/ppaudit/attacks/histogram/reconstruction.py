@@ -25,6 +25,7 @@ __all__ = [
     "reconstruct_with_solver",
 ]
 
+#: Reconstruction solvers: ``ours`` and ``paper`` (Wang et al. 2022's procedure).
 SOLVERS = ("ours", "paper")
 
 

@@ -20,6 +20,7 @@ from ..._validation import as_distribution, check_positive_int
 
 __all__ = ["FitPredictProba", "LabelRelease"]
 
+#: ``fit_predict_proba(x_train, y_train, x_eval) -> (n_eval, C)`` class probabilities: the model interface of a release.
 FitPredictProba = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 

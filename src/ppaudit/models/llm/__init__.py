@@ -1,4 +1,4 @@
-"""LLM prompt teachers for PromptPATE (Chadha et al. 2024, §5.3, App. D.2).
+r"""LLM prompt teachers for PromptPATE (Chadha et al. 2024, §5.3, App. D.2).
 
 A PromptPATE *teacher* is a one-shot prompt: the task description, the teacher's single
 training example with its label, then the query (§5.3: "For each teacher, the prompt
