@@ -33,6 +33,7 @@ __all__ = [
     "chadha_causes", "wang_causes", "labeldp_causes", "require_causes", "cause_counts", "causes_markdown", "write_readme_block",
 ]
 
+#: The three causes a findings row that does not hold can carry (issue #34 §3).
 CAUSES = ("stand-in", "paper procedure", "open")
 #: Bar on the share of canary teachers whose vote on the query is the poison's label (issue #34 §1;
 #: ours: the paper's LeNet-5 / WRN teachers fit their 240 training images, so nearly every poisoned

@@ -509,7 +509,7 @@ def canary_rows(findings: pd.DataFrame, rates: Mapping[str, Mapping[str, Mapping
     adversarial (mislabelled) point is more likely to change the vote of any teacher than a
     natural point" (Chadha et al. 2024, §5.4). That needs teachers that fit their poison, as the
     paper's LeNet-5 / WRN-16-4 do. Per dataset and adversary one row ``canary teachers learn
-    their canary`` with ``poison_success_rate`` (Pois-*) or ``canary_label_rate`` (Nat-AdvQ),
+    their canary`` with ``poison_success_rate`` (the poisoning adversaries) or ``canary_label_rate`` (Nat-AdvQ),
     ``twin_label_rate`` and ``flip_rate`` (:func:`ppaudit.adversaries.canary_vote_rates`);
     ``holds`` when the rate is at least ``bar``. The ``pois-advq>=nat-advq`` rows of
     ``findings`` get the two adversaries' rates and per-candidate flip rates in their note: a

@@ -136,10 +136,10 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
     return fig
 
 
-#: What the PATE / CaPC footer's union bound covers (issue 27 §1).
 #: The footer's caveat (issue #34 §3): the union bound is exact for the Clopper–Pearson 2-cut, but the k-cut's
 #: simultaneous intervals (Goodman, Sison–Glaz) are asymptotic (ppaudit.audit.bounds), so for them "at once" is too.
 ASYMPTOTIC_NOTE = "the k-cut's Goodman / Sison–Glaz intervals are asymptotic, so its share of that confidence is too"
+#: What the PATE / CaPC footer's union bound covers (issue 27 §1).
 PATE_CAPC_AUDITS = ("2-cut, k-cut and transcript audits of each candidate and query, again for the null-canary controls, "
                     "and the joint audits")
 
