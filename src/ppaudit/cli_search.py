@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import sys
@@ -29,18 +30,44 @@ def _usage(msg: str) -> Exception:
 
 
 def load_mechanism(path: str):
-    """Import ``package.module:function`` (``function`` may be dotted, ``Class.method``)."""
-    if ":" not in path:
-        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
-    mod_name, _, attr = path.partition(":")
-    if not mod_name or not attr:
-        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
+    """Import ``package.module:function`` or ``path/to/file.py:function`` (``function`` may be dotted).
+
+    A file path is loaded as a module under its file name. An exception raised while importing
+    the user's module is theirs (:class:`~ppaudit.blackbox.mechanism_checks.MechanismError`, file
+    and line named, traceback under ``--debug``), not an internal error.
+    """
+    from .blackbox.mechanism_checks import MechanismError, check_mechanism, user_frame
+
+    form = ("give the mechanism as module:function (e.g. mymechs:rr, with mymechs.py in the current directory, "
+            "or package.module:function) or as path/to/file.py:function")
+    mod_name, sep, attr = path.rpartition(":") if path.count(":") > 1 else path.partition(":")
+    if not sep or not mod_name or not attr:
+        raise _usage(f"{form}; got {path!r}")
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
+    as_file = mod_name.endswith(".py") or "/" in mod_name or "\\" in mod_name
     try:
-        obj = importlib.import_module(mod_name)
+        if as_file:
+            file = Path(mod_name)
+            if not file.is_file():
+                raise _usage(f"mechanism file {mod_name!r} not found ({form}; got {path!r})")
+            spec = importlib.util.spec_from_file_location(file.stem, file)
+            if spec is None or spec.loader is None:
+                raise _usage(f"cannot load {mod_name!r} as a Python file ({form}; got {path!r})")
+            obj = importlib.util.module_from_spec(spec)
+            sys.modules.setdefault(file.stem, obj)
+            spec.loader.exec_module(obj)
+        else:
+            obj = importlib.import_module(mod_name)
+    except ValueError:
+        raise
     except ImportError as exc:
-        raise _usage(f"cannot import module {mod_name!r} of mechanism {path!r}: {exc}") from None
+        hint = "" if as_file else f" ({form})"
+        raise _usage(f"cannot import module {mod_name!r} of mechanism {path!r}: {exc}{hint}") from exc
+    except Exception as exc:  # noqa: BLE001 - the user's module raised while being imported
+        where = user_frame(exc)
+        raise MechanismError(f"importing {mod_name!r} (mechanism {path!r}) raised {exc!r}"
+                             + (f" at {where}" if where else "")) from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -48,6 +75,7 @@ def load_mechanism(path: str):
             raise _usage(f"module {mod_name!r} has no attribute {attr!r} (mechanism {path!r})") from None
     if not callable(obj):
         raise _usage(f"mechanism {path!r} is not callable")
+    check_mechanism(obj)
     return obj
 
 

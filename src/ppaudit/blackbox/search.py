@@ -67,6 +67,7 @@ from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_interva
 from ..intervals import clopper_pearson
 from .claims import Claim
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
+from .mechanism_checks import MechanismError
 
 __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness", "SearchResult", "search_mechanism"]
 
@@ -421,13 +422,10 @@ def _draws(mechanism, takes_rng, data, n, gen, chunk, what):
     done = 0
     while done < n:
         m = min(chunk, n - done)
-        try:
+        try:  # the mechanism's own errors and bad outputs: MechanismError, its traceback kept (item 27)
             arr = _draw(mechanism, takes_rng, data, m, gen)
-        except ValueError as exc:
-            raise ValueError(f"mechanism on {what}: {exc}") from None
-        except TypeError:
-            raise ValueError(f"mechanism on {what} must return {m} outputs (an array or a list), "
-                             "returned something that is not a sequence") from None
+        except MechanismError as exc:
+            raise MechanismError(f"{exc} (on {what})") from exc.__cause__
         if arr.dtype == object and arr.size and not isinstance(arr[0], (str, bytes)):
             try:  # a list of numbers or of equal-length number lists: a numeric array
                 num = np.asarray(arr.tolist())

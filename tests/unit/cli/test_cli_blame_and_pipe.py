@@ -1,0 +1,124 @@
+"""Issue 36 §3–§4 (CONVENTIONS item 27): the user's mechanism is blamed by name, file and line with
+exit 2 (never "internal error"), and a closed stdout pipe never changes the exit code.
+
+Cost: the message tests run 2 000 draws per side on one or two pairs (~0.1 s each); the pipe
+tests start three Python processes (~1.5 s each, mostly the import of ppaudit).
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_runner import call
+from ppaudit.blackbox import audit_mechanism
+from ppaudit.blackbox.mechanism_checks import MechanismError
+
+MECHS = textwrap.dedent(
+    """
+    import numpy as np
+
+    def rr_bug(c, n, rng):          # output = sum(c) w.p. 0.9: far from 1-DP
+        keep = rng.random(n) < 0.9
+        return np.where(keep, int(np.sum(c)), 0)
+
+    def keyerr(c, n, rng):
+        table = {}
+        return table['x']           # line 10
+
+    def wrong_sig(c):
+        return [0]
+
+    def dicts(c, n, rng):
+        return [{"a": 1} for _ in range(n)]
+
+    def ragged(c, n, rng):
+        return [[0.5] * (1 + i % 2) for i in range(n)]
+
+    def scalar(c, n, rng):
+        return 3
+    """
+)
+BAD_IMPORT = "import numpy as np\nraise RuntimeError('broken module')\n"
+
+
+@pytest.fixture
+def mechdir(tmp_path, monkeypatch):
+    (tmp_path / "blame_mechs.py").write_text(MECHS)
+    (tmp_path / "blame_broken.py").write_text(BAD_IMPORT)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+SEARCH = ["--neighbours", "count-vectors", "--length", "1", "--trials", "2000", "--claim-dp", "1"]
+
+
+@pytest.mark.parametrize("mech, message", [
+    ("blame_mechs:keyerr", "your mechanism keyerr raised KeyError('x') at blame_mechs.py:10"),
+    ("blame_mechs:wrong_sig", "mechanism wrong_sig(c) takes 1 positional argument(s); it is called as mechanism(data, n, rng)"),
+    ("blame_mechs:dicts", "outputs of type dict ({'a': 1}), which cannot be counted"),
+    ("blame_mechs:ragged", "ragged vector outputs (lengths 1, 2)"),
+    ("blame_mechs:scalar", "must return 400 outputs (an array or a list), returned int 3"),
+    ("blame_broken:f", "importing 'blame_broken' (mechanism 'blame_broken:f') raised RuntimeError('broken module') at blame_broken.py:2"),
+    ("./nofile.py:f", "mechanism file './nofile.py' not found"),
+    ("blame_mechs.rr_bug", "give the mechanism as module:function"),
+])
+def test_user_errors_are_blamed_on_the_user(capsys, mechdir, mech, message):
+    code, _, err = call(capsys, "search", mech, *SEARCH)
+    assert code == 2, err
+    assert message in err, err
+    assert "internal error" not in err and "please report" not in err
+
+
+def test_debug_keeps_the_users_traceback(capsys, mechdir):
+    code, _, err = call(capsys, "search", "blame_mechs:keyerr", *SEARCH, "--debug")
+    assert code == 2
+    assert 'blame_mechs.py", line 10, in keyerr' in err and "direct cause" in err
+
+
+def test_file_path_is_accepted(capsys, mechdir):
+    code, out, _ = call(capsys, "search", "./blame_mechs.py:rr_bug", *SEARCH)
+    assert code == 1 and "verdict: violation" in out
+
+
+def test_audit_mechanism_has_the_same_checks():
+    with pytest.raises(MechanismError, match=r"must return 100 outputs \(an array or a list\), returned int 3"):
+        audit_mechanism(lambda d, n, rng: 3, 0, 1, 100, [2.0])
+    with pytest.raises(MechanismError, match=r"takes 1 positional argument"):
+        audit_mechanism(lambda d: [0], 0, 1, 100, [2.0])
+
+    def boom(d, n, rng):
+        raise KeyError("x")
+    with pytest.raises(MechanismError, match=r"your mechanism .*boom raised KeyError\('x'\) at test_cli_blame_and_pipe.py:\d+") as info:
+        audit_mechanism(boom, 0, 1, 100, [2.0])
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def _ppaudit_pipe(args, cwd: Path) -> int:
+    """Run ``ppaudit ARGS | head -c 1`` with real pipes; return ppaudit's exit status."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "ppaudit.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(1)
+    proc.stdout.close()  # the reader goes away, as `head -1` does, before most of the output is written
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert "Traceback" not in err and "internal error" not in err, err
+    return code
+
+
+@pytest.mark.parametrize("args, code", [
+    (["search", "blame_mechs:rr_bug", *SEARCH, "--json"], 1),   # a violation stays 1
+    (["audit-counts", "counts.csv", "--claim-dp", "0.1", "--json"], 1),
+    (["--help"], 0),
+])
+def test_a_closed_pipe_keeps_the_exit_code(mechdir, args, code):
+    rng = np.random.default_rng(0)
+    n = 4000  # a long JSON (one number per output) so that the pipe closes before it is written
+    c0, c1 = rng.multinomial(100_000, np.full(n, 1 / n)), rng.multinomial(100_000, np.r_[0.2, np.full(n - 1, 0.8 / (n - 1))])
+    (mechdir / "counts.csv").write_text("counts0,counts1\n" + "\n".join(f"{a},{b}" for a, b in zip(c0, c1)) + "\n")
+    assert _ppaudit_pipe(args, mechdir) == code
