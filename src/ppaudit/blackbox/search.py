@@ -315,25 +315,53 @@ class SearchResult:
         df["witness"] = df["pair"] == self.witness.pair
         return df
 
+    @property
+    def total_draws(self) -> int:
+        """Draws of the mechanism in all: pilot on every pair tried, certification on the certified ones, both sides."""
+        cert = sum(int(au.trials) for au in self.audits.values()) if self.audits else self.certification_trials * self.certified
+        return int(2 * (self.pilot_trials * len(self.pairs) + cert))
+
     def summary(self) -> str:
-        """A few human lines: verdict, witness, the certified bounds, the resolution floor."""
+        """A few human lines: verdict, witness, the certified bounds (the violated orders under a violation), the
+        resolution floor.
+
+        Without a claim the ε and the RDP lower bounds are each valid at ``confidence`` on their own (for the whole
+        search: Bonferroni over the certified pairs), so both hold together at ``1 − 2(1 − confidence)``; the
+        summary says so (the level is not split, so the numbers are those of :func:`audit_counts` without a claim).
+        """
         a = self.audit
         claim = "none" if self.claim is None else self.claim.describe()
+        if self.claim is None:
+            level = (f"confidence {self.confidence:g} for the whole search, for each bound on its own "
+                     f"(the epsilon and RDP bounds jointly {max(0.0, 1 - 2 * (1 - self.confidence)):g})")
+        else:
+            level = f"confidence {self.confidence:g} for the whole search"
         lines = [
             f"search: {len(self.pairs)} pairs; pilot {self.pilot_trials} + certification {self.certification_trials} "
-            f"draws per side; outputs: {self.outputs}; certified the top {self.certified} "
-            f"(Bonferroni over {self.certified} x {a.details.get('tests', 1)} test(s))",
-            f"verdict: {self.verdict} (claim {claim}, confidence {self.confidence:g} for the whole search)",
+            f"draws per side; {self.total_draws} draws in all; outputs: {self.outputs}; certified the top "
+            f"{self.certified} (Bonferroni over {self.certified} x {a.details.get('tests', 1)} test(s))",
+            f"verdict: {self.verdict} (claim {claim}, {level})",
             *self.witness.describe(),
         ]
-        best = int(np.argmax(a.rdp_lower_bound))
-        bound = (f"  certified: epsilon >= {a.epsilon_lower_bound:.4g} at delta={a.delta:g}"
-                 + ("" if a.claim_epsilon is None else f" (claimed {a.claim_epsilon:.4g})")
-                 + f"; RDP >= {a.rdp_lower_bound[best]:.4g} at order {a.orders[best]:g}"
-                 + ("" if a.claim_rdp is None else f" (claimed {a.claim_rdp[best]:.4g})"))
-        lines.append(bound)
+        lines.append(f"  certified: epsilon >= {a.epsilon_lower_bound:.4g} at delta={a.delta:g}"
+                     + ("" if a.claim_epsilon is None else f" (claimed {a.claim_epsilon:.4g}"
+                        + (", violated)" if a.epsilon_violated else ")")))
+        violated = np.isin(a.orders, a.violated_orders) if a.claim_rdp is not None else np.zeros(a.orders.size, bool)
+        if violated.any():
+            shown = [f"order {a.orders[j]:g}: >= {a.rdp_lower_bound[j]:.4g} (claimed {a.claim_rdp[j]:.4g})"
+                     for j in np.flatnonzero(violated)]
+            lines.append("  RDP violated at " + ", ".join(shown))
+        else:
+            if a.claim_rdp is not None and np.any(np.isfinite(a.claim_rdp)):
+                gap = np.where(np.isfinite(a.claim_rdp), a.rdp_lower_bound - a.claim_rdp, -np.inf)
+                best = int(np.argmax(gap))  # the order closest to its claim
+            else:
+                best = int(np.argmax(a.rdp_lower_bound))
+            lines.append(f"  RDP >= {a.rdp_lower_bound[best]:.4g} at order {a.orders[best]:g}"
+                         + ("" if a.claim_rdp is None else f" (claimed {a.claim_rdp[best]:.4g}; no order violated)"))
         lines.append(f"  resolution: output sets of probability below ~{self.min_resolvable_probability:.2g} "
-                     f"(1/{self.certification_trials} draws) are invisible to this search (Wang et al. 2024)")
+                     f"(1/{self.certification_trials} draws) are invisible to this search (Wang et al. 2024); "
+                     "pairs not among the neighbours given are not searched")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -350,6 +378,7 @@ class SearchResult:
             "certified": int(self.certified),
             "outputs": self.outputs,
             "min_resolvable_probability": float(self.min_resolvable_probability),
+            "total_draws": self.total_draws,
             "adaptive": bool(self.adaptive),
             "audit": self.audit.to_dict(),
             "pairs": [{k: _jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")],
