@@ -79,14 +79,19 @@ def load_mechanism(path: str):
     return obj
 
 
-def _trials(text: str) -> int:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}") from None
-    if not (math.isfinite(v) and v >= 1 and v == int(v)):
-        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}")
-    return int(v)
+def _trials_named(name: str):
+    def conv(text: str) -> int:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer (2e5 allowed), got {text!r}") from None
+        if not (math.isfinite(v) and v >= 1 and v == int(v)):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer (2e5 allowed), got {text!r}")
+        return int(v)
+    return conv
+
+
+_trials = _trials_named("--trials")
 
 
 def _json_arg(args, name: str):
@@ -143,6 +148,13 @@ def _pairs_from_args(args):
     return gen
 
 
+def _progress(args) -> bool:
+    """The progress bar and the cost estimate: on in a terminal, off under --json or when stderr is not a TTY."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return not args.json and sys.stderr.isatty()
+
+
 def cmd_search(args) -> int:
     """Run ``ppaudit search``; returns the exit code."""
     from .blackbox import ClassifierOutputs, search_mechanism
@@ -154,7 +166,8 @@ def cmd_search(args) -> int:
     outputs = ClassifierOutputs("logistic") if args.outputs == "logistic" else args.outputs
     res = search_mechanism(mech, pairs, args.trials, orders=_orders(args.orders), confidence=args.confidence,
                            rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
-                           outputs=outputs, n_jobs=args.n_jobs, progress=args.progress)
+                           outputs=outputs, n_jobs=args.n_jobs, progress=_progress(args),
+                           time_budget=args.time_budget, max_draws=args.max_draws)
     _emit(args, res.to_dict(), res.summary().splitlines())
     return EXIT_VIOLATION if res.violation else EXIT_OK
 
@@ -192,7 +205,15 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
                    help="count outputs, or a classifier's score thresholds (gradient boosting; logistic "
                         "regression) for real / vector outputs (default auto)")
     s.add_argument("--n-jobs", type=int, default=1, help="threads over pairs (default 1; -1 all cores)")
-    s.add_argument("--progress", action="store_true", help="show a progress bar")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show the estimated cost and a progress bar on stderr (default: on in a terminal, off "
+                        "under --json or when stderr is not a terminal)")
+    s.add_argument("--time-budget", type=_positive_float("--time-budget"), metavar="SECONDS",
+                   help="stop within SECONDS: trials are lowered to fit the cost estimated from a first batch of "
+                        "draws, and drawing stops at the deadline; the verdict is valid for what was drawn")
+    s.add_argument("--max-draws", type=_trials_named("--max-draws"), metavar="N",
+                   help="draws of the mechanism in all (both sides of every pair; 1e7 allowed): trials are lowered "
+                        "to fit (reproducible)")
     add_claim_options(s)
     common(s)
     s.set_defaults(func=cmd_search)
