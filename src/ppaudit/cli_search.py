@@ -168,7 +168,11 @@ def cmd_search(args) -> int:
                            rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
                            outputs=outputs, n_jobs=args.n_jobs, progress=_progress(args),
                            time_budget=args.time_budget, max_draws=args.max_draws)
-    _emit(args, res.to_dict(), res.summary().splitlines())
+    if args.report is not None:
+        import shlex
+
+        res.to_html(args.report, command="ppaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]))
+    _emit(args, res.to_dict(), res.summary().splitlines() + ([f"report: {args.report}"] if args.report else []))
     return EXIT_VIOLATION if res.violation else EXIT_OK
 
 
@@ -208,6 +212,9 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show the estimated cost and a progress bar on stderr (default: on in a terminal, off "
                         "under --json or when stderr is not a terminal)")
+    s.add_argument("--report", metavar="OUT.html",
+                   help="also write a self-contained HTML report (verdict, witness, the two output distributions "
+                        "with the witness set shaded, every pair)")
     s.add_argument("--time-budget", type=_positive_float("--time-budget"), metavar="SECONDS",
                    help="stop within SECONDS: trials are lowered to fit the cost estimated from a first batch of "
                         "draws, and drawing stops at the deadline; the verdict is valid for what was drawn")

@@ -89,6 +89,7 @@ class SearchBudget:
         seconds_per_draw: from :func:`probe` (``None`` when no probe ran).
         requested_trials, trials: ``T`` asked for and ``T'`` planned.
         notes: what changed the plan (trials lowered, pairs left out, a certification cut at the deadline).
+        finished: seconds the search took (set when it returns; not in :meth:`to_dict`).
         estimate: the cost estimated from the first batch, in words (not in :meth:`to_dict`, which
             stays byte-identical for a seed when only ``progress`` asked for the estimate).
     """
@@ -101,6 +102,7 @@ class SearchBudget:
     trials: int | None = None
     notes: list = field(default_factory=list)
     estimate: str | None = None
+    finished: float | None = None
 
     @classmethod
     def from_args(cls, time_budget, max_draws) -> "SearchBudget":

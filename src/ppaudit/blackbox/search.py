@@ -77,6 +77,7 @@ __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness",
 DEFAULT_SEARCH_ORDERS = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 128.0, 256.0])
 _DELTA = 1e-5  # δ of the ε test when the claim is not (ε, δ)-DP (audit_counts' default)
 _MAX_THRESHOLDS = 4000
+_KEEP = 5000  # certification outputs per side kept for the report's figure (SearchResult.samples)
 _MAX_TRAIN = 10_000  # pilot draws per side that train the classifier of outputs="classifier" (the rest: thresholds)
 #: Pilot objective: ``"shrunk"`` (a lower confidence bound of the certified excess; honest
 #: likelihood-ratio ordering; ordinal threshold sets) or ``"plug-in"`` (the first version, kept for
@@ -307,6 +308,15 @@ class SearchResult:
     audits: dict = field(default_factory=dict, repr=False)
     adaptive: bool = False
     budget: SearchBudget = field(default_factory=SearchBudget, repr=False)
+    seed: Any = None
+    samples: dict = field(default_factory=dict, repr=False)
+
+    def to_html(self, path=None, *, command: str | None = None) -> str:
+        """One self-contained HTML page (verdict, claim, confidence, seed, version, command, timings, draws,
+        witness, the two output distributions with O shaded, the pairs): :func:`ppaudit.blackbox.report.search_report_html`."""
+        from .report import search_report_html
+
+        return search_report_html(self, path, command=command)
 
     @property
     def violation(self) -> bool:
@@ -394,6 +404,15 @@ class SearchResult:
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
+
+
+def _seed_of(rng):
+    """The seed as given, for the report: an int, a SeedSequence's entropy, else ``None`` (a Generator)."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return int(rng)
+    if isinstance(rng, np.random.SeedSequence):
+        return rng.entropy
+    return None
 
 
 def _short(x, limit: int = 80) -> str:
@@ -953,6 +972,7 @@ def search_mechanism(
         return (use, *res)
 
     total = planned_draws(t, pf, len(pairs), k)
+    samples: dict = {}
     with tqdm(total=total, disable=not progress, desc="search_mechanism", unit="draw", unit_scale=True) as bar:
         first = _map(pilot, [0], 1, bar, 2 * n_pilot)
         rest = _map(pilot, list(range(1, len(pairs))), jobs, bar, 2 * n_pilot)
@@ -973,11 +993,14 @@ def search_mechanism(
             ds, nb = pairs[i]
             oset = pil[i][1]
             g = gens[3 * i + 1]
-            counts = []
+            counts, kept = [], []
             if budget.time_budget is None:
                 for data, what in ((ds, "dataset"), (nb, "neighbour")):
-                    inside = sum(int(oset.contains(arr).sum())
-                                 for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"))
+                    inside = 0
+                    for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"):
+                        inside += int(oset.contains(arr).sum())
+                        if len(kept) < len(counts) + 1:
+                            kept.append(arr[:_KEEP])  # for the report's figure
                     counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
                 n_i = t_cert
             else:  # both sides chunk by chunk, so that a stop at the deadline leaves as many draws on each
@@ -986,6 +1009,7 @@ def search_mechanism(
                                   _draws(mechanism, takes_rng, nb, t_cert, g, chunk, f"pair {i}'s neighbour")):
                     ins[0] += int(oset.contains(a0).sum())
                     ins[1] += int(oset.contains(a1).sum())
+                    kept = kept or [a0[:_KEEP], a1[:_KEEP]]
                     n_i += len(a0)
                     if budget.expired() and n_i < t_cert:
                         budget.notes.append(f"time budget spent: pair {i} certified on {n_i:,} of {t_cert:,} draws per side")
@@ -993,6 +1017,7 @@ def search_mechanism(
                 counts = [np.array([c, n_i - c], dtype=np.int64) for c in ins]
             base = audit_counts(counts[0], counts[1], a, confidence=1.0 - beta_k, claim=claim, delta=d,
                                 rng=gens[3 * i + 2], outputs=["in O", "not in O"], output_set=np.array([True, False]))
+            samples[i] = tuple(kept)
             return MechanismAudit(**base.__dict__, trials=n_i)
 
         certs = dict(zip(chosen, _map(certify, chosen, jobs, bar, 2 * t_cert)))
@@ -1042,7 +1067,9 @@ def search_mechanism(
     frame = pd.DataFrame(rows)
     p0, i0, p1, i1 = intervals[best]
     ds, nb = pairs[best]
+    budget.finished = budget.elapsed
     witness = Witness(best, ds, nb, pil[best][1], p0, i0, p1, i1, per_interval, int(certs[best].trials))
     return SearchResult(verdict=verdict, witness=witness, audit=certs[best], pairs=frame, claim=claim, confidence=conf,
                         orders=a, trials=t, pilot_trials=n_pilot, certification_trials=t_cert, certified=k,
-                        outputs=used_mode, min_resolvable_probability=1.0 / t_cert, audits=certs, budget=budget)
+                        outputs=used_mode, min_resolvable_probability=1.0 / t_cert, audits=certs, budget=budget,
+                        seed=_seed_of(rng), samples=samples)
