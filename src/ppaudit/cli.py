@@ -40,8 +40,12 @@ __all__ = ["main", "build_parser"]
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
-    """Bad input detected after parsing (reported with exit code 2)."""
+class UsageError(ValueError):
+    """Bad input detected after parsing (reported with exit code 2).
+
+    A ``ValueError``, so that it is reported as bad input also when this module runs as
+    ``python -m ppaudit.cli`` (then ``__main__.UsageError`` and ``ppaudit.cli.UsageError``, which
+    :mod:`ppaudit.cli_search` raises, are two classes; before, the latter was an "internal error")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -132,9 +136,11 @@ def _claim_from_args(args):
             raise UsageError(f"--claim-rdp must look like '2:0.5,8:2.0' (order:epsilon), got {args.claim_rdp!r}")
         return Claim.rdp([float(p[0]) for p in pts], [float(p[1]) for p in pts])
     except ValueError as exc:
-        value = getattr(args, given[0])
-        shown = value if given[0] != "claim_dp" else f"{args.claim_dp}, {args.claim_delta}"
-        raise UsageError(f"{flag} {shown!r}: {exc}") from None
+        if given[0] == "claim_dp":
+            shown = f"--claim-dp {args.claim_dp:g}" + ("" if args.claim_delta is None else f" --claim-delta {args.claim_delta:g}")
+        else:
+            shown = f"{flag} {getattr(args, given[0])!r}"
+        raise UsageError(f"{shown}: {exc}") from None
 
 
 def _add_claim_options(p: argparse.ArgumentParser) -> None:

@@ -98,6 +98,17 @@ def test_audit_mechanism_has_the_same_checks():
     assert isinstance(info.value.__cause__, KeyError)
 
 
+def test_bad_claim_is_bad_input_also_under_python_m(mechdir):
+    """``python -m ppaudit.cli``: the UsageError of cli_search was an "internal error" there; the value is
+    echoed as given (was ``'-1.0, None'``)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-m", "ppaudit.cli", "search", "blame_mechs:rr_bug", "--neighbours",
+                           "count-vectors", "--length", "1", "--claim-dp", "-1"], cwd=mechdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "ppaudit search: error: --claim-dp -1: epsilon must be a finite number >= 0, got -1.0"
+
+
 def _ppaudit_pipe(args, cwd: Path) -> int:
     """Run ``ppaudit ARGS | head -c 1`` with real pipes; return ppaudit's exit status."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
