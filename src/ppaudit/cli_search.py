@@ -168,6 +168,8 @@ def cmd_search(args) -> int:
                            rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
                            outputs=outputs, n_jobs=args.n_jobs, progress=_progress(args),
                            time_budget=args.time_budget, max_draws=args.max_draws)
+    if args.save is not None:
+        res.save(args.save)
     if args.report is not None:
         import shlex
 
@@ -215,6 +217,9 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
     s.add_argument("--report", metavar="OUT.html",
                    help="also write a self-contained HTML report (verdict, witness, the two output distributions "
                         "with the witness set shaded, every pair)")
+    s.add_argument("--save", metavar="FILE.pkl",
+                   help="also pickle the result, the witness's fitted classifier included, so that it can be "
+                        "re-checked later: SearchResult.load(FILE).recheck(mechanism, trials, rng)")
     s.add_argument("--time-budget", type=_positive_float("--time-budget"), metavar="SECONDS",
                    help="stop within SECONDS: trials are lowered to fit the cost estimated from a first batch of "
                         "draws, and drawing stops at the deadline; the verdict is valid for what was drawn")

@@ -70,6 +70,7 @@ from .claims import Claim
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
 from .budget import SearchBudget, planned_draws, probe
 from .mechanism_checks import MechanismError
+from .witness import example_outputs, format_examples, interval_description
 
 __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness", "SearchResult", "search_mechanism"]
 
@@ -198,6 +199,7 @@ class OutputSet:
     threshold: float | None = None
     classifier: Any = field(default=None, repr=False)
     _spec: ClassifierOutputs | None = field(default=None, repr=False)
+    examples: dict | None = None  # a few drawn outputs inside / outside O (classifier sets; blackbox.witness)
 
     def contains(self, outputs) -> np.ndarray:
         """Boolean mask: which of ``outputs`` (as the mechanism returns them) lie in ``O``."""
@@ -224,6 +226,8 @@ class OutputSet:
             out["side"] = "<" if self.complement else ">="
             out["score"] = "P(neighbour | output) of the pilot-trained classifier"
             out["classifier"] = self._spec.name() if self._spec is not None else None
+        if self.examples is not None:
+            out["examples"] = _jsonable(self.examples)
         return out
 
 
@@ -257,6 +261,7 @@ class Witness:
         return [
             f"witness: pair #{self.pair}: dataset {_short(self.dataset)} vs neighbour {_short(self.neighbour)}",
             f"  output set O: {self.output_set.description}",
+            *([f"  {format_examples(self.output_set.examples)}"] if self.output_set.examples else []),
             f"  P(M(dataset) in O) = {self.p0:.4g} [{self.p0_interval[0]:.4g}, {self.p0_interval[1]:.4g}], "
             f"P(M(neighbour) in O) = {self.p1:.4g} [{self.p1_interval[0]:.4g}, {self.p1_interval[1]:.4g}] "
             f"({self.interval_confidence:.4g} Clopper-Pearson, {self.trials} fresh draws per side)",
@@ -310,6 +315,26 @@ class SearchResult:
     budget: SearchBudget = field(default_factory=SearchBudget, repr=False)
     seed: Any = None
     samples: dict = field(default_factory=dict, repr=False)
+
+    def recheck(self, mechanism, trials: int, rng=None, confidence: float | None = None) -> MechanismAudit:
+        """Re-run the certified test of the witness (pair, fixed ``O``) on ``trials`` fresh draws per side;
+        valid at ``confidence`` (default the search's) on its own: :func:`ppaudit.blackbox.witness.recheck`."""
+        from .witness import recheck
+
+        return recheck(self, mechanism, trials, rng, confidence)
+
+    def save(self, path):
+        """Pickle the result with the witness's fitted classifier, for :meth:`load` and :meth:`recheck` later."""
+        from .witness import save_result
+
+        return save_result(self, path)
+
+    @staticmethod
+    def load(path) -> "SearchResult":
+        """A result saved with :meth:`save` (unpickles: trusted files only)."""
+        from .witness import load_result
+
+        return load_result(path)
 
     def to_html(self, path=None, *, command: str | None = None) -> str:
         """One self-contained HTML page (verdict, claim, confidence, seed, version, command, timings, draws,
@@ -1067,6 +1092,14 @@ def search_mechanism(
     frame = pd.DataFrame(rows)
     p0, i0, p1, i1 = intervals[best]
     ds, nb = pairs[best]
+    for i in certs:  # classifier sets said as intervals of a 1-D real output, with examples (blackbox.witness)
+        oset = pil[i][1]
+        if oset.kind == "threshold" and i in samples and len(samples[i]) == 2:
+            pooled = np.concatenate(samples[i])
+            words = interval_description(oset, pooled)
+            if words is not None:
+                oset.description = f"{words} (i.e. {oset.description})"
+            oset.examples = example_outputs(oset, pooled)
     budget.finished = budget.elapsed
     witness = Witness(best, ds, nb, pil[best][1], p0, i0, p1, i1, per_interval, int(certs[best].trials))
     return SearchResult(verdict=verdict, witness=witness, audit=certs[best], pairs=frame, claim=claim, confidence=conf,

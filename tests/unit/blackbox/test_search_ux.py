@@ -103,3 +103,35 @@ def test_deadline_cut_search_is_sound(monkeypatch):
         res = search_mechanism(rr(p), PAIRS4, 6_000, rng=seed, claim=Claim.dp(1.0), certify_top=2, time_budget=1e6)
         flagged += res.violation
     assert flagged <= 7  # P(Bin(60, 0.05) >= 8) < 0.01
+
+
+def gauss_count(c, n, rng):  # sum + N(0, 0.5²) claimed 1-DP (1-D real outputs)
+    return float(np.sum(c)) + 0.5 * rng.standard_normal(n)
+
+
+def test_real_witness_said_as_intervals_with_examples_and_rechecked(tmp_path):
+    from ppaudit.blackbox import ClassifierOutputs, SearchResult
+
+    res = search_mechanism(gauss_count, [([0, 1], [0, 0])], 10_000, rng=1, claim=Claim.dp(1.0),
+                           outputs=ClassifierOutputs("logistic"))
+    oset = res.witness.output_set
+    assert res.verdict == "violation" and oset.kind == "threshold"
+    # logistic on one feature: O is one half-line, said as such, and agrees with the classifier
+    m = re.match(r"output (<=|>) (-?[\d.]+) \(i\.e\. classifier score", oset.description)
+    assert m, oset.description
+    side, b = m.group(1), float(m.group(2))
+    xs = np.array([b - 0.01, b + 0.01])
+    assert list(oset.contains(xs)) == ([True, False] if side == "<=" else [False, True])
+    ex = oset.examples
+    assert len(ex["inside"]) == 3 and len(ex["outside"]) == 3
+    assert oset.contains(np.array(ex["inside"])).all() and not oset.contains(np.array(ex["outside"])).any()
+    assert "e.g. in O: " in res.summary() and res.to_dict()["witness"]["output_set"]["examples"] == ex
+    # saved with its classifier, loaded, re-checked on fresh draws: the same set, a fresh sound test
+    res.save(tmp_path / "res.pkl")
+    back = SearchResult.load(tmp_path / "res.pkl")
+    again = back.recheck(gauss_count, 10_000, rng=2)
+    assert again.violation and again.trials == 10_000 and again.confidence == 0.95
+    fresh = back.recheck(lambda c, n, rng: 0.5 * rng.standard_normal(n), 10_000, rng=3)  # same outputs both sides
+    assert not fresh.violation
+    with pytest.raises(ValueError, match="saved search result not found"):
+        SearchResult.load(tmp_path / "nope.pkl")
