@@ -16,8 +16,10 @@ Subcommands (``ppaudit SUBCOMMAND --help`` for each):
 
 Exit codes: 0 = no violation, 1 = a violation was detected (or the self-check failed), 2 = bad
 usage or input (one line naming the flag or file, the value and what is expected), a failed
-Snakemake run of ``figure``, or an internal error (the traceback only with ``--debug``). Nothing
-but a real violation (or a failed self-check) exits 1.
+Snakemake run of ``figure``, an exception raised in the user's own mechanism or module (named with
+its file and line), or an internal error of ppaudit (the traceback only with ``--debug``). Nothing
+but a real violation (or a failed self-check) exits 1, and a closed stdout (``ppaudit ... | head -1``)
+never changes the code (:func:`_out`).
 """
 
 from __future__ import annotations
@@ -672,6 +674,7 @@ def main(argv: list[str] | None = None) -> int:
         _stdout_closed()
         return EXIT_OK
     prog = f"ppaudit {args.command}"
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (for reports)
     try:
         code = int(args.func(args))
         try:

@@ -4,9 +4,13 @@
 --trials 2e5 [--json]`` imports the mechanism from a ``module:function`` path (as pytest and
 gunicorn do; the current directory is on the path), builds the pairs with a generator of
 :mod:`ppaudit.blackbox.neighbours` (or reads ``--pairs pairs.json``: a JSON list of
-``[dataset, neighbour]``), and runs :func:`ppaudit.blackbox.search_mechanism`. Exit codes as
-the other subcommands: 0 no violation, 1 violation, 2 bad input. Kept in its own module so
-that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
+``[dataset, neighbour]``), and runs :func:`ppaudit.blackbox.search_mechanism`. A file path,
+``path/to/mymechs.py:function``, is loaded as a module. ``--time-budget`` / ``--max-draws``
+bound the search (:mod:`ppaudit.blackbox.budget`); ``--report OUT.html`` writes the HTML report
+and ``--save FILE.pkl`` the result for a later ``recheck``. Exit codes as the other subcommands:
+0 no violation, 1 violation, 2 bad input — an exception raised in the user's mechanism or module
+included (named with its file and line; ``--debug`` shows its traceback). Kept in its own module
+so that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
 """
 
 from __future__ import annotations
@@ -173,7 +177,7 @@ def cmd_search(args) -> int:
     if args.report is not None:
         import shlex
 
-        res.to_html(args.report, command="ppaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]))
+        res.to_html(args.report, command="ppaudit " + " ".join(shlex.quote(str(x)) for x in getattr(args, "argv", sys.argv[1:])))
     _emit(args, res.to_dict(), res.summary().splitlines() + ([f"report: {args.report}"] if args.report else []))
     return EXIT_VIOLATION if res.violation else EXIT_OK
 
@@ -188,10 +192,13 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
                     "pair of --neighbours (or --pairs FILE), rank pairs x output sets on a pilot, certify the top "
                     "--certify-top on fresh draws (ppaudit.blackbox.search_mechanism). Prints the witness: the "
                     "pair, the output set and the two probabilities with their intervals.")
-    s.add_argument("mechanism", metavar="MECHANISM", help="package.module:function")
+    s.add_argument("mechanism", metavar="MECHANISM",
+                   help="package.module:function, or path/to/file.py:function (called as function(data, n, rng))")
     src = s.add_argument_group("pairs (one of --neighbours / --pairs)")
     src.add_argument("--neighbours", choices=GENERATORS, help="a generator of ppaudit.blackbox.neighbours")
-    src.add_argument("--pairs", metavar="FILE", help="JSON list of [dataset, neighbour] pairs")
+    src.add_argument("--pairs", metavar="FILE",
+                     help="JSON list of [dataset, neighbour] pairs, each side passed to the mechanism as JSON gives "
+                          "it, e.g. [[[0,0,0], [0,0,1]], [[0,0,0], [0,0,2]]]; the search covers only the pairs given")
     src.add_argument("--length", type=_nonneg_int("--length", 1), help="count-vectors / query-answers: length")
     src.add_argument("--max-count", type=_nonneg_int("--max-count", 1), default=1, help="count-vectors: largest count (default 1)")
     src.add_argument("--sensitivity", type=_positive_float("--sensitivity"), default=1.0, help="query-answers: sensitivity (default 1)")

@@ -133,3 +133,24 @@ def test_a_closed_pipe_keeps_the_exit_code(mechdir, args, code):
     c0, c1 = rng.multinomial(100_000, np.full(n, 1 / n)), rng.multinomial(100_000, np.r_[0.2, np.full(n - 1, 0.8 / (n - 1))])
     (mechdir / "counts.csv").write_text("counts0,counts1\n" + "\n".join(f"{a},{b}" for a, b in zip(c0, c1)) + "\n")
     assert _ppaudit_pipe(args, mechdir) == code
+
+
+def test_search_report_save_and_budget_flags(capsys, mechdir):
+    """--report, --save, --max-draws, --time-budget through the CLI (one pair, ≤ 10⁴ draws; ~0.3 s)."""
+    from ppaudit.blackbox import SearchResult
+
+    code, out, err = call(capsys, "search", "blame_mechs:rr_bug", "--neighbours", "count-vectors", "--length", "1",
+                          "--trials", "1e9", "--max-draws", "1e4", "--claim-dp", "1", "--report", "r.html",
+                          "--save", "r.pkl", "--no-progress")
+    assert code == 1, err
+    assert "trials lowered from 1,000,000,000 to" in out and "report: r.html" in out
+    page = (mechdir / "r.html").read_text()
+    assert 'class="verdict violation"' in page and "--max-draws 1e4" in page
+    res = SearchResult.load(mechdir / "r.pkl")
+    assert res.total_draws <= 10_000 and res.recheck(__import__("blame_mechs").rr_bug, 2000, rng=1).violation
+    code, out, _ = call(capsys, "search", "blame_mechs:rr_bug", "--neighbours", "count-vectors", "--length", "1",
+                        "--trials", "2000", "--time-budget", "600", "--claim-dp", "1", "--json")
+    assert code == 1 and '"time_budget": 600.0' in out
+    code, _, err = call(capsys, "search", "blame_mechs:rr_bug", "--neighbours", "count-vectors", "--length", "1",
+                        "--time-budget", "-1")
+    assert code == 2 and "--time-budget" in err
