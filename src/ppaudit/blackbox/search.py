@@ -1025,7 +1025,7 @@ def search_mechanism(
                     for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"):
                         inside += int(oset.contains(arr).sum())
                         if len(kept) < len(counts) + 1:
-                            kept.append(arr[:_KEEP])  # for the report's figure
+                            kept.append(arr[:_KEEP].copy())  # for the report's figure (a copy: not the chunk)
                     counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
                 n_i = t_cert
             else:  # both sides chunk by chunk, so that a stop at the deadline leaves as many draws on each
@@ -1034,7 +1034,7 @@ def search_mechanism(
                                   _draws(mechanism, takes_rng, nb, t_cert, g, chunk, f"pair {i}'s neighbour")):
                     ins[0] += int(oset.contains(a0).sum())
                     ins[1] += int(oset.contains(a1).sum())
-                    kept = kept or [a0[:_KEEP], a1[:_KEEP]]
+                    kept = kept or [a0[:_KEEP].copy(), a1[:_KEEP].copy()]
                     n_i += len(a0)
                     if budget.expired() and n_i < t_cert:
                         budget.notes.append(f"time budget spent: pair {i} certified on {n_i:,} of {t_cert:,} draws per side")
@@ -1092,14 +1092,13 @@ def search_mechanism(
     frame = pd.DataFrame(rows)
     p0, i0, p1, i1 = intervals[best]
     ds, nb = pairs[best]
-    for i in certs:  # classifier sets said as intervals of a 1-D real output, with examples (blackbox.witness)
-        oset = pil[i][1]
-        if oset.kind == "threshold" and i in samples and len(samples[i]) == 2:
-            pooled = np.concatenate(samples[i])
-            words = interval_description(oset, pooled)
-            if words is not None:
-                oset.description = f"{words} (i.e. {oset.description})"
-            oset.examples = example_outputs(oset, pooled)
+    oset = pil[best][1]  # the witness's classifier set said as intervals of a 1-D real output, with examples
+    if oset.kind == "threshold" and len(samples.get(best, ())) == 2:
+        pooled = np.concatenate(samples[best])
+        words = interval_description(oset, pooled)
+        if words is not None:
+            oset.description = f"{words} (i.e. {oset.description})"
+        oset.examples = example_outputs(oset, pooled)
     budget.finished = budget.elapsed
     witness = Witness(best, ds, nb, pil[best][1], p0, i0, p1, i1, per_interval, int(certs[best].trials))
     return SearchResult(verdict=verdict, witness=witness, audit=certs[best], pairs=frame, claim=claim, confidence=conf,
