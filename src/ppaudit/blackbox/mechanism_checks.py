@@ -137,7 +137,9 @@ def outputs_array(out, n: int) -> np.ndarray:
     Integers → an int array; a numeric array → itself; a list of equal-length number vectors
     (lists or arrays) → an ``(n, d)`` array; other hashable values (strings, tuples) → an object
     array. Raises :class:`MechanismError` naming the type and the fix for a scalar or another
-    non-sequence, the wrong count, unhashable outputs (dicts, sets) and ragged vectors.
+    non-sequence, the wrong count, unhashable outputs (dicts, sets) and ragged real vectors
+    (variable-length lists of integers or strings, e.g. the indices a sparse vector answered, are
+    countable as tuples and kept).
     """
     if isinstance(out, np.ndarray):
         if out.ndim == 0:
@@ -170,7 +172,8 @@ def _object_outputs(arr: np.ndarray, n: int) -> np.ndarray:
     vec = [x for x in arr[:1000].tolist() if isinstance(x, (list, np.ndarray))]
     if vec:
         lengths = sorted({len(np.ravel(x)) for x in arr.tolist() if isinstance(x, (list, np.ndarray))})
-        if len(lengths) > 1:
+        real = any(isinstance(x, np.ndarray) or any(isinstance(u, (float, np.floating)) for u in x) for x in vec[:100])
+        if len(lengths) > 1 and real:  # variable-length integer / string lists stay countable (as tuples)
             shown = ", ".join(map(str, lengths[:6])) + (", ..." if len(lengths) > 6 else "")
             raise MechanismError(f"the mechanism returned ragged vector outputs (lengths {shown}); every output must "
                                  "have the same length: pad them, or return one hashable value per output (a tuple) "
