@@ -226,6 +226,8 @@ class OutputSet:
             out["side"] = "<" if self.complement else ">="
             out["score"] = "P(neighbour | output) of the pilot-trained classifier"
             out["classifier"] = self._spec.name() if self._spec is not None else None
+            out["recheck"] = ("the fitted classifier is not in the JSON: SearchResult.save(path) / ppaudit search --save "
+                              "keeps it for SearchResult.load(path).recheck(mechanism, trials, rng)")
         if self.examples is not None:
             out["examples"] = _jsonable(self.examples)
         return out
