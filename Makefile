@@ -22,8 +22,9 @@ VENV ?= .venv
 WHEELS ?= /opt/wheels
 # Debian packages the workflow needs; checked with dpkg on every run.
 DEB_PACKAGES ?= dataset-fashion-mnist
-# Extra Debian packages for `make test`: a local SLURM cluster for tests/workflow/test_slurm.py.
-TEST_DEB_PACKAGES ?= slurm-wlm munge
+# Extra Debian packages for `make test`: a local SLURM cluster for tests/workflow/test_slurm.py, and
+# chromium for the headless-browser check of the search report (tests/unit/blackbox/test_search_report.py).
+TEST_DEB_PACKAGES ?= slurm-wlm munge chromium
 # pytest worker processes of `make test` (pytest-xdist; each test file stays on one worker, so
 # its module fixtures run once). Most tests use one core: two workers fill a 2-core machine.
 TEST_WORKERS ?= 2

@@ -16,8 +16,10 @@ Subcommands (``ppaudit SUBCOMMAND --help`` for each):
 
 Exit codes: 0 = no violation, 1 = a violation was detected (or the self-check failed), 2 = bad
 usage or input (one line naming the flag or file, the value and what is expected), a failed
-Snakemake run of ``figure``, or an internal error (the traceback only with ``--debug``). Nothing
-but a real violation (or a failed self-check) exits 1.
+Snakemake run of ``figure``, an exception raised in the user's own mechanism or module (named with
+its file and line), or an internal error of ppaudit (the traceback only with ``--debug``). Nothing
+but a real violation (or a failed self-check) exits 1, and a closed stdout (``ppaudit ... | head -1``)
+never changes the code (:func:`_out`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -39,8 +42,12 @@ __all__ = ["main", "build_parser"]
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
-    """Bad input detected after parsing (reported with exit code 2)."""
+class UsageError(ValueError):
+    """Bad input detected after parsing (reported with exit code 2).
+
+    A ``ValueError``, so that it is reported as bad input also when this module runs as
+    ``python -m ppaudit.cli`` (then ``__main__.UsageError`` and ``ppaudit.cli.UsageError``, which
+    :mod:`ppaudit.cli_search` raises, are two classes; before, the latter was an "internal error")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,11 +72,32 @@ def _clean(obj):
     return obj
 
 
+def _out(text: str) -> None:
+    """Print ``text`` to stdout; a closed pipe (``ppaudit ... | head -1``) is not an error and never
+    changes the exit code (CONVENTIONS item 27): the rest of the output goes to ``/dev/null``."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_closed()
+
+
+def _stdout_closed() -> None:
+    # Python's advice (signal docs, "Note on SIGPIPE"): point stdout at devnull so that the
+    # interpreter's own flush at exit does not raise again (exit status 120)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
+
+
 def _emit(args, payload: dict, lines: list[str]) -> None:
     if args.json:
-        print(json.dumps(_clean(payload), indent=2))
+        _out(json.dumps(_clean(payload), indent=2))
     else:
-        print("\n".join(lines))
+        _out("\n".join(lines))
 
 
 def _orders(text: str | None, default=None) -> np.ndarray | None:
@@ -110,9 +138,11 @@ def _claim_from_args(args):
             raise UsageError(f"--claim-rdp must look like '2:0.5,8:2.0' (order:epsilon), got {args.claim_rdp!r}")
         return Claim.rdp([float(p[0]) for p in pts], [float(p[1]) for p in pts])
     except ValueError as exc:
-        value = getattr(args, given[0])
-        shown = value if given[0] != "claim_dp" else f"{args.claim_dp}, {args.claim_delta}"
-        raise UsageError(f"{flag} {shown!r}: {exc}") from None
+        if given[0] == "claim_dp":
+            shown = f"--claim-dp {args.claim_dp:g}" + ("" if args.claim_delta is None else f" --claim-delta {args.claim_delta:g}")
+        else:
+            shown = f"{flag} {getattr(args, given[0])!r}"
+        raise UsageError(f"{shown}: {exc}") from None
 
 
 def _add_claim_options(p: argparse.ArgumentParser) -> None:
@@ -468,8 +498,8 @@ def _cmd_figure(args) -> int:
         print("+ " + " ".join(cmd), file=sys.stderr)
     proc = subprocess.run(cmd, cwd=root, capture_output=args.json, text=True)
     if args.json:
-        print(json.dumps({"command": cmd, "cwd": str(root), "returncode": proc.returncode,
-                          "stdout_tail": proc.stdout[-4000:], "stderr_tail": proc.stderr[-4000:]}, indent=2))
+        _out(json.dumps({"command": cmd, "cwd": str(root), "returncode": proc.returncode,
+                         "stdout_tail": proc.stdout[-4000:], "stderr_tail": proc.stderr[-4000:]}, indent=2))
     if proc.returncode != 0:
         missing = "MissingRuleException" in (proc.stderr or "") + (proc.stdout or "")
         print(f"ppaudit figure: error: snakemake failed for target {args.name!r} (exit {proc.returncode})"
@@ -635,20 +665,37 @@ def main(argv: list[str] | None = None) -> int:
     error → exit 2 with one line, and the traceback only under ``--debug``. Only a detected
     violation (or a failed self-check) exits 1.
     """
+    from .blackbox.mechanism_checks import MechanismError
+
     parser = build_parser()
-    args = parser.parse_args(argv)
-    prog = f"ppaudit {args.command}"
     try:
-        return int(args.func(args))
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # `ppaudit --help | head -1`: the help was printed
+        _stdout_closed()
+        return EXIT_OK
+    prog = f"ppaudit {args.command}"
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (for reports)
+    try:
+        code = int(args.func(args))
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_closed()
+        return code  # the verdict's code, whether or not the reader of stdout is still there
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
+    except MechanismError as exc:  # the user's mechanism or module: theirs, with their traceback under --debug
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        hint = "" if getattr(args, "debug", False) or exc.__cause__ is None else " (rerun with --debug for its traceback)"
+        print(f"{prog}: error: {exc}{hint}", file=sys.stderr)
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         if getattr(args, "debug", False):
             traceback.print_exc()
-    except BrokenPipeError:  # output piped into e.g. `head`
-        sys.stderr.close()
-        return EXIT_OK
+    except BrokenPipeError:  # pragma: no cover - every stdout write goes through _out
+        _stdout_closed()
+        print(f"{prog}: error: stdout was closed before the result was written", file=sys.stderr)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

@@ -4,15 +4,20 @@
 --trials 2e5 [--json]`` imports the mechanism from a ``module:function`` path (as pytest and
 gunicorn do; the current directory is on the path), builds the pairs with a generator of
 :mod:`ppaudit.blackbox.neighbours` (or reads ``--pairs pairs.json``: a JSON list of
-``[dataset, neighbour]``), and runs :func:`ppaudit.blackbox.search_mechanism`. Exit codes as
-the other subcommands: 0 no violation, 1 violation, 2 bad input. Kept in its own module so
-that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
+``[dataset, neighbour]``), and runs :func:`ppaudit.blackbox.search_mechanism`. A file path,
+``path/to/mymechs.py:function``, is loaded as a module. ``--time-budget`` / ``--max-draws``
+bound the search (:mod:`ppaudit.blackbox.budget`); ``--report OUT.html`` writes the HTML report
+and ``--save FILE.pkl`` the result for a later ``recheck``. Exit codes as the other subcommands:
+0 no violation, 1 violation, 2 bad input — an exception raised in the user's mechanism or module
+included (named with its file and line; ``--debug`` shows its traceback). Kept in its own module
+so that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import sys
@@ -29,18 +34,44 @@ def _usage(msg: str) -> Exception:
 
 
 def load_mechanism(path: str):
-    """Import ``package.module:function`` (``function`` may be dotted, ``Class.method``)."""
-    if ":" not in path:
-        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
-    mod_name, _, attr = path.partition(":")
-    if not mod_name or not attr:
-        raise _usage(f"the mechanism must be given as module:function, got {path!r}")
+    """Import ``package.module:function`` or ``path/to/file.py:function`` (``function`` may be dotted).
+
+    A file path is loaded as a module under its file name. An exception raised while importing
+    the user's module is theirs (:class:`~ppaudit.blackbox.mechanism_checks.MechanismError`, file
+    and line named, traceback under ``--debug``), not an internal error.
+    """
+    from .blackbox.mechanism_checks import MechanismError, check_mechanism, user_frame
+
+    form = ("give the mechanism as module:function (e.g. mymechs:rr, with mymechs.py in the current directory, "
+            "or package.module:function) or as path/to/file.py:function")
+    mod_name, sep, attr = path.rpartition(":") if path.count(":") > 1 else path.partition(":")
+    if not sep or not mod_name or not attr:
+        raise _usage(f"{form}; got {path!r}")
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
+    as_file = mod_name.endswith(".py") or "/" in mod_name or "\\" in mod_name
     try:
-        obj = importlib.import_module(mod_name)
+        if as_file:
+            file = Path(mod_name)
+            if not file.is_file():
+                raise _usage(f"mechanism file {mod_name!r} not found ({form}; got {path!r})")
+            spec = importlib.util.spec_from_file_location(file.stem, file)
+            if spec is None or spec.loader is None:
+                raise _usage(f"cannot load {mod_name!r} as a Python file ({form}; got {path!r})")
+            obj = importlib.util.module_from_spec(spec)
+            sys.modules.setdefault(file.stem, obj)
+            spec.loader.exec_module(obj)
+        else:
+            obj = importlib.import_module(mod_name)
+    except ValueError:
+        raise
     except ImportError as exc:
-        raise _usage(f"cannot import module {mod_name!r} of mechanism {path!r}: {exc}") from None
+        hint = "" if as_file else f" ({form})"
+        raise _usage(f"cannot import module {mod_name!r} of mechanism {path!r}: {exc}{hint}") from exc
+    except Exception as exc:  # noqa: BLE001 - the user's module raised while being imported
+        where = user_frame(exc)
+        raise MechanismError(f"importing {mod_name!r} (mechanism {path!r}) raised {exc!r}"
+                             + (f" at {where}" if where else "")) from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -48,17 +79,23 @@ def load_mechanism(path: str):
             raise _usage(f"module {mod_name!r} has no attribute {attr!r} (mechanism {path!r})") from None
     if not callable(obj):
         raise _usage(f"mechanism {path!r} is not callable")
+    check_mechanism(obj)
     return obj
 
 
-def _trials(text: str) -> int:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}") from None
-    if not (math.isfinite(v) and v >= 1 and v == int(v)):
-        raise argparse.ArgumentTypeError(f"--trials must be a positive integer (2e5 allowed), got {text!r}")
-    return int(v)
+def _trials_named(name: str):
+    def conv(text: str) -> int:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer (2e5 allowed), got {text!r}") from None
+        if not (math.isfinite(v) and v >= 1 and v == int(v)):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer (2e5 allowed), got {text!r}")
+        return int(v)
+    return conv
+
+
+_trials = _trials_named("--trials")
 
 
 def _json_arg(args, name: str):
@@ -115,6 +152,13 @@ def _pairs_from_args(args):
     return gen
 
 
+def _progress(args) -> bool:
+    """The progress bar and the cost estimate: on in a terminal, off under --json or when stderr is not a TTY."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return not args.json and sys.stderr.isatty()
+
+
 def cmd_search(args) -> int:
     """Run ``ppaudit search``; returns the exit code."""
     from .blackbox import ClassifierOutputs, search_mechanism
@@ -126,8 +170,15 @@ def cmd_search(args) -> int:
     outputs = ClassifierOutputs("logistic") if args.outputs == "logistic" else args.outputs
     res = search_mechanism(mech, pairs, args.trials, orders=_orders(args.orders), confidence=args.confidence,
                            rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
-                           outputs=outputs, n_jobs=args.n_jobs, progress=args.progress)
-    _emit(args, res.to_dict(), res.summary().splitlines())
+                           outputs=outputs, n_jobs=args.n_jobs, progress=_progress(args),
+                           time_budget=args.time_budget, max_draws=args.max_draws)
+    if args.save is not None:
+        res.save(args.save)
+    if args.report is not None:
+        import shlex
+
+        res.to_html(args.report, command="ppaudit " + " ".join(shlex.quote(str(x)) for x in getattr(args, "argv", sys.argv[1:])))
+    _emit(args, res.to_dict(), res.summary().splitlines() + ([f"report: {args.report}"] if args.report else []))
     return EXIT_VIOLATION if res.violation else EXIT_OK
 
 
@@ -141,10 +192,13 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
                     "pair of --neighbours (or --pairs FILE), rank pairs x output sets on a pilot, certify the top "
                     "--certify-top on fresh draws (ppaudit.blackbox.search_mechanism). Prints the witness: the "
                     "pair, the output set and the two probabilities with their intervals.")
-    s.add_argument("mechanism", metavar="MECHANISM", help="package.module:function")
+    s.add_argument("mechanism", metavar="MECHANISM",
+                   help="package.module:function, or path/to/file.py:function (called as function(data, n, rng))")
     src = s.add_argument_group("pairs (one of --neighbours / --pairs)")
     src.add_argument("--neighbours", choices=GENERATORS, help="a generator of ppaudit.blackbox.neighbours")
-    src.add_argument("--pairs", metavar="FILE", help="JSON list of [dataset, neighbour] pairs")
+    src.add_argument("--pairs", metavar="FILE",
+                     help="JSON list of [dataset, neighbour] pairs, each side passed to the mechanism as JSON gives "
+                          "it, e.g. [[[0,0,0], [0,0,1]], [[0,0,0], [0,0,2]]]; the search covers only the pairs given")
     src.add_argument("--length", type=_nonneg_int("--length", 1), help="count-vectors / query-answers: length")
     src.add_argument("--max-count", type=_nonneg_int("--max-count", 1), default=1, help="count-vectors: largest count (default 1)")
     src.add_argument("--sensitivity", type=_positive_float("--sensitivity"), default=1.0, help="query-answers: sensitivity (default 1)")
@@ -164,7 +218,21 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
                    help="count outputs, or a classifier's score thresholds (gradient boosting; logistic "
                         "regression) for real / vector outputs (default auto)")
     s.add_argument("--n-jobs", type=int, default=1, help="threads over pairs (default 1; -1 all cores)")
-    s.add_argument("--progress", action="store_true", help="show a progress bar")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show the estimated cost and a progress bar on stderr (default: on in a terminal, off "
+                        "under --json or when stderr is not a terminal)")
+    s.add_argument("--report", metavar="OUT.html",
+                   help="also write a self-contained HTML report (verdict, witness, the two output distributions "
+                        "with the witness set shaded, every pair)")
+    s.add_argument("--save", metavar="FILE.pkl",
+                   help="also pickle the result, the witness's fitted classifier included, so that it can be "
+                        "re-checked later: SearchResult.load(FILE).recheck(mechanism, trials, rng)")
+    s.add_argument("--time-budget", type=_positive_float("--time-budget"), metavar="SECONDS",
+                   help="stop within SECONDS: trials are lowered to fit the cost estimated from a first batch of "
+                        "draws, and drawing stops at the deadline; the verdict is valid for what was drawn")
+    s.add_argument("--max-draws", type=_trials_named("--max-draws"), metavar="N",
+                   help="draws of the mechanism in all (both sides of every pair; 1e7 allowed): trials are lowered "
+                        "to fit (reproducible)")
     add_claim_options(s)
     common(s)
     s.set_defaults(func=cmd_search)

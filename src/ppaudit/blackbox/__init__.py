@@ -8,7 +8,10 @@
 * :mod:`.search` — :func:`search_mechanism`: a pilot ranks neighbouring pairs × output sets
   (counted outputs, or a classifier's score thresholds for real / vector outputs), the top
   ones are certified on fresh draws; returns the witness (pair + output set) and a verdict
-  valid for the whole search.
+  valid for the whole search. Around it: :mod:`.budget` (``time_budget`` / ``max_draws``, the
+  cost said before the long part), :mod:`.mechanism_checks` (the user's mechanism blamed by name,
+  file and line), :mod:`.witness` (the set said as intervals, examples, ``recheck`` on fresh draws)
+  and :mod:`.report` (the self-contained HTML page of ``SearchResult.to_html``).
 * :mod:`.neighbours` — generators of neighbouring inputs, each under a named adjacency.
 * :mod:`.scores` — :func:`one_run_audit` (two-sided one-run f-DP audit of attack scores,
   Alg. 3 of the observational paper's App. B) and :func:`one_run_audit_confusion`.

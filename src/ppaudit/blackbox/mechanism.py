@@ -39,7 +39,6 @@ Pipeline of :func:`audit_mechanism`:
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ import numpy as np
 from .._validation import as_orders, check_positive_int, check_probability
 from ..audit import dp_epsilon_lower_bound, k_cut_lower_bound, two_cut_lower_bound
 from .claims import Claim
+from .mechanism_checks import call_mechanism, check_mechanism, outputs_array
 
 __all__ = ["CountsAudit", "MechanismAudit", "audit_counts", "audit_mechanism"]
 
@@ -263,31 +263,14 @@ def audit_counts(
 
 
 def _takes_rng(mechanism: Callable) -> bool:
-    try:
-        sig = inspect.signature(mechanism)
-    except (TypeError, ValueError):
-        return True
-    params = list(sig.parameters.values())
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return True
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 3
+    """Whether ``mechanism`` takes the generator; its signature checked first (:func:`check_mechanism`)."""
+    return check_mechanism(mechanism)
 
 
 def _draw(mechanism, takes_rng: bool, data, n: int, gen: np.random.Generator) -> np.ndarray:
-    out = mechanism(data, n, gen) if takes_rng else mechanism(data, n)
-    if isinstance(out, np.ndarray):
-        arr = out
-    else:
-        items = list(out)
-        arr = np.asarray(items) if items and all(isinstance(x, (int, np.integer)) for x in items[:64]) else None
-        if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iub":
-            arr = np.empty(len(items), dtype=object)  # hashable values (tuples, strings) kept as they are
-            for i, x in enumerate(items):
-                arr[i] = x
-    if arr.ndim == 0 or arr.shape[0] != n:
-        raise ValueError(f"mechanism must return {n} outputs, returned shape {np.shape(out)}")
-    return arr
+    """One call of the mechanism: an exception inside it is the mechanism's, and its return value
+    is checked (:mod:`ppaudit.blackbox.mechanism_checks`)."""
+    return outputs_array(call_mechanism(mechanism, takes_rng, data, n, gen), n)
 
 
 def _count_into(counter: Counter, arr: np.ndarray) -> None:

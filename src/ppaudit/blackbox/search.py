@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -67,6 +68,9 @@ from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_interva
 from ..intervals import clopper_pearson
 from .claims import Claim
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
+from .budget import SearchBudget, planned_draws, probe
+from .mechanism_checks import MechanismError
+from .witness import example_outputs, format_examples, interval_description
 
 __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness", "SearchResult", "search_mechanism"]
 
@@ -74,6 +78,7 @@ __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness",
 DEFAULT_SEARCH_ORDERS = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 128.0, 256.0])
 _DELTA = 1e-5  # δ of the ε test when the claim is not (ε, δ)-DP (audit_counts' default)
 _MAX_THRESHOLDS = 4000
+_KEEP = 5000  # certification outputs per side kept for the report's figure (SearchResult.samples)
 _MAX_TRAIN = 10_000  # pilot draws per side that train the classifier of outputs="classifier" (the rest: thresholds)
 #: Pilot objective: ``"shrunk"`` (a lower confidence bound of the certified excess; honest
 #: likelihood-ratio ordering; ordinal threshold sets) or ``"plug-in"`` (the first version, kept for
@@ -194,6 +199,7 @@ class OutputSet:
     threshold: float | None = None
     classifier: Any = field(default=None, repr=False)
     _spec: ClassifierOutputs | None = field(default=None, repr=False)
+    examples: dict | None = None  # a few drawn outputs inside / outside O (classifier sets; blackbox.witness)
 
     def contains(self, outputs) -> np.ndarray:
         """Boolean mask: which of ``outputs`` (as the mechanism returns them) lie in ``O``."""
@@ -220,6 +226,10 @@ class OutputSet:
             out["side"] = "<" if self.complement else ">="
             out["score"] = "P(neighbour | output) of the pilot-trained classifier"
             out["classifier"] = self._spec.name() if self._spec is not None else None
+            out["recheck"] = ("the fitted classifier is not in the JSON: SearchResult.save(path) / ppaudit search --save "
+                              "keeps it for SearchResult.load(path).recheck(mechanism, trials, rng)")
+        if self.examples is not None:
+            out["examples"] = _jsonable(self.examples)
         return out
 
 
@@ -253,6 +263,7 @@ class Witness:
         return [
             f"witness: pair #{self.pair}: dataset {_short(self.dataset)} vs neighbour {_short(self.neighbour)}",
             f"  output set O: {self.output_set.description}",
+            *([f"  {format_examples(self.output_set.examples)}"] if self.output_set.examples else []),
             f"  P(M(dataset) in O) = {self.p0:.4g} [{self.p0_interval[0]:.4g}, {self.p0_interval[1]:.4g}], "
             f"P(M(neighbour) in O) = {self.p1:.4g} [{self.p1_interval[0]:.4g}, {self.p1_interval[1]:.4g}] "
             f"({self.interval_confidence:.4g} Clopper-Pearson, {self.trials} fresh draws per side)",
@@ -303,6 +314,36 @@ class SearchResult:
     min_resolvable_probability: float
     audits: dict = field(default_factory=dict, repr=False)
     adaptive: bool = False
+    budget: SearchBudget = field(default_factory=SearchBudget, repr=False)
+    seed: Any = None
+    samples: dict = field(default_factory=dict, repr=False)
+
+    def recheck(self, mechanism, trials: int, rng=None, confidence: float | None = None) -> MechanismAudit:
+        """Re-run the certified test of the witness (pair, fixed ``O``) on ``trials`` fresh draws per side;
+        valid at ``confidence`` (default the search's) on its own: :func:`ppaudit.blackbox.witness.recheck`."""
+        from .witness import recheck
+
+        return recheck(self, mechanism, trials, rng, confidence)
+
+    def save(self, path):
+        """Pickle the result with the witness's fitted classifier, for :meth:`load` and :meth:`recheck` later."""
+        from .witness import save_result
+
+        return save_result(self, path)
+
+    @staticmethod
+    def load(path) -> "SearchResult":
+        """A result saved with :meth:`save` (unpickles: trusted files only)."""
+        from .witness import load_result
+
+        return load_result(path)
+
+    def to_html(self, path=None, *, command: str | None = None) -> str:
+        """One self-contained HTML page (verdict, claim, confidence, seed, version, command, timings, draws,
+        witness, the two output distributions with O shaded, the pairs): :func:`ppaudit.blackbox.report.search_report_html`."""
+        from .report import search_report_html
+
+        return search_report_html(self, path, command=command)
 
     @property
     def violation(self) -> bool:
@@ -314,25 +355,55 @@ class SearchResult:
         df["witness"] = df["pair"] == self.witness.pair
         return df
 
+    @property
+    def total_draws(self) -> int:
+        """Draws of the mechanism in all: pilot on every pair tried, certification on the certified ones, both sides."""
+        cert = sum(int(au.trials) for au in self.audits.values()) if self.audits else self.certification_trials * self.certified
+        piloted = int(self.pairs["pilot_p0"].notna().sum()) if "pilot_p0" in self.pairs else len(self.pairs)
+        return int(2 * (self.pilot_trials * piloted + cert))
+
     def summary(self) -> str:
-        """A few human lines: verdict, witness, the certified bounds, the resolution floor."""
+        """A few human lines: verdict, witness, the certified bounds (the violated orders under a violation), the
+        resolution floor.
+
+        Without a claim the ε and the RDP lower bounds are each valid at ``confidence`` on their own (for the whole
+        search: Bonferroni over the certified pairs), so both hold together at ``1 − 2(1 − confidence)``; the
+        summary says so (the level is not split, so the numbers are those of :func:`audit_counts` without a claim).
+        """
         a = self.audit
         claim = "none" if self.claim is None else self.claim.describe()
+        if self.claim is None:
+            level = (f"confidence {self.confidence:g} for the whole search, for each bound on its own "
+                     f"(the epsilon and RDP bounds jointly {max(0.0, 1 - 2 * (1 - self.confidence)):g})")
+        else:
+            level = f"confidence {self.confidence:g} for the whole search"
         lines = [
             f"search: {len(self.pairs)} pairs; pilot {self.pilot_trials} + certification {self.certification_trials} "
-            f"draws per side; outputs: {self.outputs}; certified the top {self.certified} "
-            f"(Bonferroni over {self.certified} x {a.details.get('tests', 1)} test(s))",
-            f"verdict: {self.verdict} (claim {claim}, confidence {self.confidence:g} for the whole search)",
+            f"draws per side; {self.total_draws} draws in all; outputs: {self.outputs}; certified the top "
+            f"{self.certified} (Bonferroni over {self.certified} x {a.details.get('tests', 1)} test(s))",
+            f"verdict: {self.verdict} (claim {claim}, {level})",
             *self.witness.describe(),
         ]
-        best = int(np.argmax(a.rdp_lower_bound))
-        bound = (f"  certified: epsilon >= {a.epsilon_lower_bound:.4g} at delta={a.delta:g}"
-                 + ("" if a.claim_epsilon is None else f" (claimed {a.claim_epsilon:.4g})")
-                 + f"; RDP >= {a.rdp_lower_bound[best]:.4g} at order {a.orders[best]:g}"
-                 + ("" if a.claim_rdp is None else f" (claimed {a.claim_rdp[best]:.4g})"))
-        lines.append(bound)
+        lines.append(f"  certified: epsilon >= {a.epsilon_lower_bound:.4g} at delta={a.delta:g}"
+                     + ("" if a.claim_epsilon is None else f" (claimed {a.claim_epsilon:.4g}"
+                        + (", violated)" if a.epsilon_violated else ")")))
+        violated = np.isin(a.orders, a.violated_orders) if a.claim_rdp is not None else np.zeros(a.orders.size, bool)
+        if violated.any():
+            shown = [f"order {a.orders[j]:g}: >= {a.rdp_lower_bound[j]:.4g} (claimed {a.claim_rdp[j]:.4g})"
+                     for j in np.flatnonzero(violated)]
+            lines.append("  RDP violated at " + ", ".join(shown))
+        else:
+            if a.claim_rdp is not None and np.any(np.isfinite(a.claim_rdp)):
+                gap = np.where(np.isfinite(a.claim_rdp), a.rdp_lower_bound - a.claim_rdp, -np.inf)
+                best = int(np.argmax(gap))  # the order closest to its claim
+            else:
+                best = int(np.argmax(a.rdp_lower_bound))
+            lines.append(f"  RDP >= {a.rdp_lower_bound[best]:.4g} at order {a.orders[best]:g}"
+                         + ("" if a.claim_rdp is None else f" (claimed {a.claim_rdp[best]:.4g}; no order violated)"))
+        lines += [f"  budget: {note}" for note in self.budget.notes]
         lines.append(f"  resolution: output sets of probability below ~{self.min_resolvable_probability:.2g} "
-                     f"(1/{self.certification_trials} draws) are invisible to this search (Wang et al. 2024)")
+                     f"(1/{self.certification_trials} draws) are invisible to this search (Wang et al. 2024); "
+                     "pairs not among the neighbours given are not searched")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -349,6 +420,8 @@ class SearchResult:
             "certified": int(self.certified),
             "outputs": self.outputs,
             "min_resolvable_probability": float(self.min_resolvable_probability),
+            "total_draws": self.total_draws,
+            "budget": self.budget.to_dict(),
             "adaptive": bool(self.adaptive),
             "audit": self.audit.to_dict(),
             "pairs": [{k: _jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")],
@@ -358,6 +431,15 @@ class SearchResult:
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
+
+
+def _seed_of(rng):
+    """The seed as given, for the report: an int, a SeedSequence's entropy, else ``None`` (a Generator)."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return int(rng)
+    if isinstance(rng, np.random.SeedSequence):
+        return rng.entropy
+    return None
 
 
 def _short(x, limit: int = 80) -> str:
@@ -421,13 +503,10 @@ def _draws(mechanism, takes_rng, data, n, gen, chunk, what):
     done = 0
     while done < n:
         m = min(chunk, n - done)
-        try:
+        try:  # the mechanism's own errors and bad outputs: MechanismError, its traceback kept (item 27)
             arr = _draw(mechanism, takes_rng, data, m, gen)
-        except ValueError as exc:
-            raise ValueError(f"mechanism on {what}: {exc}") from None
-        except TypeError:
-            raise ValueError(f"mechanism on {what} must return {m} outputs (an array or a list), "
-                             "returned something that is not a sequence") from None
+        except MechanismError as exc:
+            raise MechanismError(f"{exc} (on {what})") from exc.__cause__
         if arr.dtype == object and arr.size and not isinstance(arr[0], (str, bytes)):
             try:  # a list of numbers or of equal-length number lists: a numeric array
                 num = np.asarray(arr.tolist())
@@ -749,10 +828,10 @@ def _resolve_outputs(outputs):
     raise ValueError(f"outputs must be 'auto', 'counts', 'classifier' or a ClassifierOutputs, got {outputs!r}")
 
 
-def _map(fn, items, n_jobs: int, bar):
+def _map(fn, items, n_jobs: int, bar, step: int = 1):
     def run(x):
         r = fn(x)
-        bar.update(1)
+        bar.update(step)
         return r
 
     if n_jobs == 1 or len(items) <= 1:
@@ -780,6 +859,8 @@ def search_mechanism(
     outputs="auto",
     n_jobs: int = 1,
     progress: bool = False,
+    time_budget: float | None = None,
+    max_draws: int | None = None,
 ) -> SearchResult:
     """Search neighbouring pairs and output sets for the worst case; certify it on fresh draws.
 
@@ -816,7 +897,16 @@ def search_mechanism(
             classifier on the raw outputs) or a :class:`ClassifierOutputs` (e.g. logistic
             regression on given features).
         n_jobs: threads over pairs (``-1``: all cores); results do not depend on it.
-        progress: show a tqdm progress bar over the pairs.
+        progress: show a tqdm progress bar (in draws) and, before the long part starts, the cost
+            estimated from a first batch of draws (:mod:`ppaudit.blackbox.budget`).
+        time_budget: seconds the search may take, or ``None``: ``trials`` is lowered before any
+            counted draw so that the estimated drawing fits 80 % of it, and the draws stop at
+            the deadline (pairs left out of the pilot; certification cut at a chunk boundary,
+            both sides alike); the verdict stays valid for what was drawn (proof in
+            :mod:`ppaudit.blackbox.budget`). Not reproducible byte for byte (it depends on the
+            machine's speed); use ``max_draws`` for that.
+        max_draws: draws of the mechanism in all (both sides, every pair), or ``None``:
+            ``trials`` is lowered to the largest value whose plan fits (exact, reproducible).
 
     Returns:
         :class:`SearchResult` — verdict, witness (pair + output set + the two probabilities
@@ -854,6 +944,7 @@ def search_mechanism(
     if not callable(mechanism):
         raise ValueError(f"mechanism must be callable, got {type(mechanism).__name__}")
     mode, spec = _resolve_outputs(outputs)
+    budget = SearchBudget.from_args(time_budget, max_draws)
     n_pilot = int(math.ceil(pf * t))
     t_cert = t - n_pilot
     if n_pilot < 20 or t_cert < 1:
@@ -862,6 +953,20 @@ def search_mechanism(
     a = _default_orders(orders, claim)
     pairs = _pair_items(neighbours)
     k = min(int(certify_top), len(pairs))
+    takes_rng = _takes_rng(mechanism)  # the signature checked before any draw
+    gens = _generators(rng, 3 * len(pairs) + 1)  # per pair: pilot, certification, audit split; last: the probe
+    from tqdm.auto import tqdm
+
+    if progress or budget.time_budget is not None:  # the cost of the plan, said before the long part starts
+        m = min(n_pilot, 1000)
+        budget.seconds_per_draw = probe(lambda n: _draw(mechanism, takes_rng, pairs[0][0], n, gens[-1]), m)
+    min_t = next(x for x in range(20, 10**6) if int(math.ceil(pf * x)) >= 20 and x - int(math.ceil(pf * x)) >= 1)
+    t = budget.plan(t, pf, len(pairs), k, min_t)
+    n_pilot = int(math.ceil(pf * t))
+    t_cert = t - n_pilot
+    if progress:
+        for note in [budget.estimate, *budget.notes][0 if budget.estimate else 1:]:
+            tqdm.write(f"search_mechanism: {note}", file=sys.stderr)
     beta_k = (1.0 - conf) / k
     d = float(claim.delta) if (claim is not None and claim.kind == "dp") else _DELTA
     claim_rdp = claim_eps = None
@@ -874,12 +979,11 @@ def search_mechanism(
                              f"at delta={d}: nothing to test")
     n_tests = 1 if claim is None else int(tests_rdp) + int(tests_eps)
     plan = _Plan(a, t_cert, 1.0 - beta_k / n_tests, d, claim_rdp, claim_eps, tests_rdp, tests_eps)
-    takes_rng = _takes_rng(mechanism)
-    gens = _generators(rng, 3 * len(pairs))  # per pair: pilot, certification, audit split
-    chunk = 1_000_000
-    from tqdm.auto import tqdm
+    chunk = budget.chunk(1_000_000)
 
     def pilot(i):
+        if i > 0 and budget.expired():  # left out of the pilot: never chosen (selection only; see budget.py)
+            return None
         ds, nb = pairs[i]
         g = gens[3 * i]
         o0 = np.concatenate(list(_draws(mechanism, takes_rng, ds, n_pilot, g, chunk, f"pair {i}'s dataset")))
@@ -894,33 +998,56 @@ def search_mechanism(
             res = _pilot_counts(o0, o1, n_pilot, plan)
         return (use, *res)
 
-    with tqdm(total=len(pairs) + k, disable=not progress, desc="search_mechanism", unit="pair") as bar:
-        first = _map(pilot, [0], 1, bar)
-        rest = _map(pilot, list(range(1, len(pairs))), jobs, bar)
+    total = planned_draws(t, pf, len(pairs), k)
+    samples: dict = {}
+    with tqdm(total=total, disable=not progress, desc="search_mechanism", unit="draw", unit_scale=True) as bar:
+        first = _map(pilot, [0], 1, bar, 2 * n_pilot)
+        rest = _map(pilot, list(range(1, len(pairs))), jobs, bar, 2 * n_pilot)
         pil = first + rest
-        modes = {p[0] for p in pil}
+        skipped = [i for i, p in enumerate(pil) if p is None]
+        if skipped:
+            budget.notes.append(f"time budget spent: {len(skipped)} of {len(pairs)} pairs left out of the pilot")
+        modes = {p[0] for p in pil if p is not None}
         if len(modes) > 1:
             raise ValueError("the mechanism returned real outputs on some pairs and countable ones on others; "
                              "pass outputs='classifier' or 'counts'")
         used_mode = modes.pop()
-        scores = np.array([p[4] for p in pil])
+        scores = np.array([-np.inf if p is None else p[4] for p in pil])
         ranking = np.argsort(-scores, kind="stable")
-        chosen = [int(i) for i in ranking[:k]]  # K fixed here, before any certification draw
+        chosen = [int(i) for i in ranking[:k] if pil[i] is not None]  # K fixed here, before any certification draw
 
         def certify(i):
             ds, nb = pairs[i]
             oset = pil[i][1]
             g = gens[3 * i + 1]
-            counts = []
-            for data, what in ((ds, "dataset"), (nb, "neighbour")):
-                inside = sum(int(oset.contains(arr).sum())
-                             for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"))
-                counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
+            counts, kept = [], []
+            if budget.time_budget is None:
+                for data, what in ((ds, "dataset"), (nb, "neighbour")):
+                    inside = 0
+                    for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"):
+                        inside += int(oset.contains(arr).sum())
+                        if len(kept) < len(counts) + 1:
+                            kept.append(arr[:_KEEP].copy())  # for the report's figure (a copy: not the chunk)
+                    counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
+                n_i = t_cert
+            else:  # both sides chunk by chunk, so that a stop at the deadline leaves as many draws on each
+                ins, n_i = [0, 0], 0
+                for a0, a1 in zip(_draws(mechanism, takes_rng, ds, t_cert, g, chunk, f"pair {i}'s dataset"),
+                                  _draws(mechanism, takes_rng, nb, t_cert, g, chunk, f"pair {i}'s neighbour")):
+                    ins[0] += int(oset.contains(a0).sum())
+                    ins[1] += int(oset.contains(a1).sum())
+                    kept = kept or [a0[:_KEEP].copy(), a1[:_KEEP].copy()]
+                    n_i += len(a0)
+                    if budget.expired() and n_i < t_cert:
+                        budget.notes.append(f"time budget spent: pair {i} certified on {n_i:,} of {t_cert:,} draws per side")
+                        break
+                counts = [np.array([c, n_i - c], dtype=np.int64) for c in ins]
             base = audit_counts(counts[0], counts[1], a, confidence=1.0 - beta_k, claim=claim, delta=d,
                                 rng=gens[3 * i + 2], outputs=["in O", "not in O"], output_set=np.array([True, False]))
-            return MechanismAudit(**base.__dict__, trials=t_cert)
+            samples[i] = tuple(kept)
+            return MechanismAudit(**base.__dict__, trials=n_i)
 
-        certs = dict(zip(chosen, _map(certify, chosen, jobs, bar)))
+        certs = dict(zip(chosen, _map(certify, chosen, jobs, bar, 2 * t_cert)))
 
     def excess(au: MechanismAudit) -> float:
         if claim is None:
@@ -942,7 +1069,8 @@ def search_mechanism(
     per_interval = 1.0 - (1.0 - plan.per_test_conf) / 2.0
     intervals = {}
     for i, (ds, nb) in enumerate(pairs):
-        use, oset, pp0, pp1, score, note = pil[i]
+        use, oset, pp0, pp1, score, note = pil[i] if pil[i] is not None else (
+            None, OutputSet("cells", "not piloted (time budget spent)", cells=[]), np.nan, np.nan, -np.inf, "")
         with np.errstate(divide="ignore"):
             pe = abs(math.log((pp0 * n_pilot + 0.5) / (n_pilot + 1)) - math.log((pp1 * n_pilot + 0.5) / (n_pilot + 1)))
         row = {"pair": i, "dataset": _short(ds), "neighbour": _short(nb), "pilot_trials": n_pilot,
@@ -966,7 +1094,16 @@ def search_mechanism(
     frame = pd.DataFrame(rows)
     p0, i0, p1, i1 = intervals[best]
     ds, nb = pairs[best]
-    witness = Witness(best, ds, nb, pil[best][1], p0, i0, p1, i1, per_interval, t_cert)
+    oset = pil[best][1]  # the witness's classifier set said as intervals of a 1-D real output, with examples
+    if oset.kind == "threshold" and len(samples.get(best, ())) == 2:
+        pooled = np.concatenate(samples[best])
+        words = interval_description(oset, pooled)
+        if words is not None:
+            oset.description = f"{words} (i.e. {oset.description})"
+        oset.examples = example_outputs(oset, pooled)
+    budget.finished = budget.elapsed
+    witness = Witness(best, ds, nb, pil[best][1], p0, i0, p1, i1, per_interval, int(certs[best].trials))
     return SearchResult(verdict=verdict, witness=witness, audit=certs[best], pairs=frame, claim=claim, confidence=conf,
                         orders=a, trials=t, pilot_trials=n_pilot, certification_trials=t_cert, certified=k,
-                        outputs=used_mode, min_resolvable_probability=1.0 / t_cert, audits=certs)
+                        outputs=used_mode, min_resolvable_probability=1.0 / t_cert, audits=certs, budget=budget,
+                        seed=_seed_of(rng), samples=samples)
