@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .style import add_footer, footer_inches, procedure_hatch  # noqa: E402
+
 __all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
@@ -78,6 +80,15 @@ BAR_COLORS = {  # first matching prefix wins: the specific ones first
 }
 
 
+def _group(bar: str) -> int:
+    """The legend group of a bar: the position of its quantity (colour) in :data:`BAR_COLORS`."""
+    keys = list(BAR_COLORS)
+    for k, key in enumerate(keys):
+        if str(bar).startswith(key):
+            return k
+    return len(keys)
+
+
 def _color(bar: str, i: int) -> str:
     for key, col in BAR_COLORS.items():
         if bar.startswith(key):
@@ -92,8 +103,9 @@ def _bars(ax, table: pd.DataFrame, floor: float | None):
     x = np.arange(len(datasets))
     for i, bar in enumerate(bars):
         vals = [table.loc[(table["dataset"] == d) & (table["bar"] == bar), "epsilon"].squeeze() if ((table["dataset"] == d) & (table["bar"] == bar)).any() else np.nan for d in datasets]
-        hatch = "//" if "Pois-AdvQ" in bar else ("xx" if "joint" in bar else None)
-        ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i), hatch=hatch, edgecolor="white")
+        # colour: the quantity; hatch: the adversary (//) and the procedure (dots: sound, ours; xx: joint)
+        ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i),
+               hatch=procedure_hatch(bar), edgecolor="white", linewidth=0.0)
     if floor is not None:
         ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
     ax.set_xticks(x, datasets)
@@ -112,26 +124,30 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
         footer: a line under the panels (e.g. :func:`confidence_footer`).
     """
     algos = list(dict.fromkeys(table["algo"]))
-    # room on the right for the legend: one row per bar, ≈ 0.055 in per character at 7 pt
-    height = max(4.0, 0.15 * (table["bar"].nunique() + 1) + 0.8)
-    right = max(2.2, 0.055 * max((len(str(b)) for b in table["bar"]), default=0) + 0.6)
-    width = 4.6 * len(algos) + right
+    legend = {}  # every bar of every panel, once (the panels draw different bars)
+    # room under the panels for the legend, grouped by quantity (colour), two columns
+    nbars = table["bar"].nunique() + (floor is not None)
+    width = max(9.0, 4.2 * len(algos))
+    rows = (nbars + 1) // 2
+    legend_in = 0.16 * rows + 0.1
+    height = 3.6 + legend_in
     fig, axes = plt.subplots(1, len(algos), figsize=(width, height), squeeze=False)
     for ax, algo in zip(axes[0], algos):
         _bars(ax, table[table["algo"] == algo], floor)
         ax.set_title(algo, fontsize=10)
         ax.set_ylabel(_eps_axis_label(table[table["algo"] == algo]), fontsize=7)
-    legend = {}  # every bar of every panel, once (the panels draw different bars)
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="center right", fontsize=7, frameon=False)
+    order = sorted(legend, key=lambda lab: (_group(lab), list(legend).index(lab)))
     fig.suptitle(title, fontsize=10)
-    bottom = 0.0
-    if footer:
-        fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
-        bottom = 0.03 * (footer.count("\n") + 1)
-    fig.tight_layout(rect=(0, bottom, 1 - right / width, 1))
+    fig.set_size_inches(width, height + footer_inches(footer, width)[1])
+    foot = add_footer(fig, footer)
+    leg_frac = legend_in / fig.get_size_inches()[1]
+    fig.legend([legend[k] for k in order], order, loc="lower center", bbox_to_anchor=(0.5, foot), ncol=2, fontsize=7,
+               frameon=False, title="colour: quantity · hatch //: Pois-AdvQ · dots: sound (ours) · plain: the paper's procedure",
+               title_fontsize=7)
+    fig.tight_layout(rect=(0, foot + leg_frac, 1, 1))
     return fig
 
 
