@@ -55,7 +55,7 @@ REAL_EPS_COLUMNS = ("exact_eps_pld", "valid_eps_lower", "exact_eps_pld_joint", "
 EPS_AXIS_LABEL = "RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)"
 
 #: The y axis when real ε bars (PLD, Eq. (1)) stand beside the Thm 1 conversions.
-MIXED_EPS_AXIS_LABEL = "ε at δ = 1e-6: RDP bars via Thm 1 (RDP audit on the ε scale);\nPLD / Eq. 1 bars: ε itself"
+MIXED_EPS_AXIS_LABEL = "ε at δ = 1e-6: RDP bars via Thm 1\n(RDP audit on the ε scale);\nPLD / Eq. 1 bars: ε itself"
 
 
 def _eps_axis_label(table: pd.DataFrame) -> str:
@@ -209,14 +209,16 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     """
     nbars = bars["bar"].nunique() + (floor is not None)
     extra = 0.17 * ((nbars + 1) // 2)  # the bar legend goes under the bars, two columns
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0 + extra))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.4 + extra))
     _bars(ax0, bars, floor)
     ax0.set_ylabel(_eps_axis_label(bars), fontsize=7)
     ax0.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     for i, col in enumerate(c for c in rdp.columns if c != "order"):
         y = rdp[col].to_numpy(dtype=float)
         y = np.where(y > 0, y, np.nan)
-        ax1.plot(rdp["order"], y, marker="o" if "audit" in col else None, markersize=3, label=col, color=_color(col, i))
+        # colour: the quantity; line style: the procedure (dashed: sound, ours; dotted: joint); marker: an audit
+        ls = ":" if "joint" in col else ("--" if "sound" in col else "-")
+        ax1.plot(rdp["order"], y, marker="o" if "audit" in col else None, markersize=3, label=col, color=_color(col, i), linestyle=ls)
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log")
     ax1.set_xlabel("Rényi order α")
@@ -225,7 +227,7 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, extra / (4.0 + extra), 1, 1))
+    fig.tight_layout(rect=(0, extra / (4.4 + extra), 1, 1))
     return fig
 
 
