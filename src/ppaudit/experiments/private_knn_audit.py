@@ -17,6 +17,7 @@ from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, cra
 from ..audit import (
     ModelSource,
     audit_query,
+    TRUNCATION_RESERVE,
     bonferroni_confidence,
     compose_candidates,
     composed_event_epsilon,
@@ -392,7 +393,7 @@ def audit_knn_crafted(
     n_audits = knn_audit_count(crafted, rows, delta, transcript_event, nonenumerable)
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, n_audits)
+        conf = bonferroni_confidence(conf, n_audits, reserve=TRUNCATION_RESERVE)  # the truncation slack inside the budget
     keys = crafted.keys
     frames = []
     laws: dict[int, list] = {}
