@@ -138,7 +138,11 @@ def _style(handle) -> tuple | None:
         fc = handle.get_facecolor()
         col = _rgba(fc[0]) if len(fc) else _rgba(handle.get_edgecolor()[0]) if len(handle.get_edgecolor()) else None
         ls = handle.get_linestyle()
-        return (col, str(ls[0] if isinstance(ls, list) and ls else ls), None, handle.get_hatch() or None)
+        paths = handle.get_paths() if hasattr(handle, "get_paths") else []
+        marker = None  # a scatter's marker: the shape of its first path
+        if len(paths):
+            marker = "path:" + str(np.round(np.asarray(paths[0].vertices, dtype=float), 3).tolist())
+        return (col, str(ls[0] if isinstance(ls, list) and ls else ls), marker, handle.get_hatch() or None)
     return None
 
 
