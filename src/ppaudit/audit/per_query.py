@@ -405,7 +405,10 @@ def audit_query(
             histogram model the enumerated law is truncated at tail mass ``r``: the counts
             follow a law within total variation ``τ`` per trial of the true one (``r`` plus
             the proven quadrature error of Eq. (4)), and
-            ``effective_confidence = confidence − 2·T·τ`` is reported. Exact counts prune at
+            ``effective_confidence = confidence − 2·T·τ`` is reported, where the sources charge the
+            two ``T``-trial count laws' distance ``2·T·τ_eff ≤ 2·T·τ``
+            (:func:`ppaudit.vote_models.count_law_total_variation`: the Pinsker–χ² bound
+            ``τ·√(T/min μ̂)`` per side when smaller; issue 34 §5). Exact counts prune at
             :func:`ppaudit.vote_models.exact_count_tail_budget` (so that
             ``2·T·τ ≤ 0.02·(1 − confidence)``: ≥ 0.949 at 95 %, T = 1e8, C ≤ 10) when that
             enumeration fits in ``max_support``, else at ``max_tail_mass``. Sampled counts
