@@ -53,7 +53,6 @@ from .bounds import (
 
 __all__ = [
     "ModelSource",
-    "TRUNCATION_RESERVE",
     "RDP_COLUMNS",
     "LOWER_BOUNDS",
     "QuerySource",
@@ -62,6 +61,7 @@ __all__ = [
     "QueryAudit",
     "audit_query",
     "bonferroni_confidence",
+    "TRUNCATION_RESERVE",
 ]
 
 #: The per-order RDP columns of a per-query row that are composed over queries.

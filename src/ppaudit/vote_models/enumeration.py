@@ -23,7 +23,6 @@ binom = LazyImport("scipy.stats", "binom")  # scipy.stats costs ≈ 1 s to impor
 
 __all__ = [
     "CertifiedOutputLaw",
-    "count_law_total_variation",
     "EnumeratedOutput",
     "enumerate_output_distributions",
     "certified_mixture_rdp",
@@ -33,6 +32,7 @@ __all__ = [
     "effective_confidence",
     "exact_count_tail_budget",
     "MIN_TAIL_BUDGET",
+    "count_law_total_variation",
 ]
 
 
