@@ -80,13 +80,15 @@ BAR_COLORS = {  # first matching prefix wins: the specific ones first
 }
 
 
+#: Reading order of the legend groups (one quantity, one colour each): theory, exact, audits, valid ε bounds.
+LEGEND_ORDER = ("data-independent", "data-dependent", "transcript cap", "joint cap", "exact ε (PLD", "exact", "2-cut audit",
+                "k-cut audit", "valid ε lower bound")
+
+
 def _group(bar: str) -> int:
-    """The legend group of a bar: the position of its quantity (colour) in :data:`BAR_COLORS`."""
-    keys = list(BAR_COLORS)
-    for k, key in enumerate(keys):
-        if str(bar).startswith(key):
-            return k
-    return len(keys)
+    """The legend group of a bar: the position of its quantity in :data:`LEGEND_ORDER` (the longest matching prefix)."""
+    hits = [(len(key), -k) for k, key in enumerate(LEGEND_ORDER) if str(bar).startswith(key)]
+    return -max(hits)[1] if hits else len(LEGEND_ORDER)
 
 
 def _color(bar: str, i: int) -> str:
