@@ -34,7 +34,7 @@ _EXPORTS = {
     ),
     "per_query": (
         "ModelSource", "RDP_COLUMNS", "LOWER_BOUNDS", "QuerySource", "HistogramPairSource",
-        "VoteModelSource", "QueryAudit", "audit_query", "bonferroni_confidence",
+        "VoteModelSource", "QueryAudit", "audit_query", "bonferroni_confidence", "TRUNCATION_RESERVE",
     ),
     "transcript": (
         "TranscriptAudit", "rao_blackwell_transcript_audit", "sample_transcript_counts",

@@ -61,6 +61,7 @@ __all__ = [
     "QueryAudit",
     "audit_query",
     "bonferroni_confidence",
+    "TRUNCATION_RESERVE",
 ]
 
 #: The per-order RDP columns of a per-query row that are composed over queries.
@@ -70,23 +71,37 @@ RDP_COLUMNS = ("two_cut_cp", "k_cut", "exact", "exact_lo", "exact_hi", "data_dep
 LOWER_BOUNDS = ("two_cut_cp", "k_cut", "k_cut_goodman", "k_cut_sison_glaz", "two_cut_bootstrap", "k_cut_bootstrap")
 
 
-def bonferroni_confidence(confidence: float, num_tests: int) -> float:
-    """Per-test confidence ``1 − (1 − confidence)/N`` so that ``N`` bounds hold simultaneously
-    with probability ``≥ confidence`` (Bonferroni / union bound).
+#: Share of the error probability ``1 − confidence`` that :func:`bonferroni_confidence` holds back
+#: (``reserve``) for the certified slack of the audits (``effective_confidence``: the truncation
+#: of an enumerated law, the distance of a tabulated sampler), so that the union bound over the
+#: audits *with* their slack still reaches the configured level (issue 34 §5).
+TRUNCATION_RESERVE = 0.02  # as exact_count_tail_budget's loss_fraction
+
+
+def bonferroni_confidence(confidence: float, num_tests: int, reserve: float = 0.0) -> float:
+    """Per-test confidence ``1 − (1 − reserve)·(1 − confidence)/N`` so that ``N`` bounds hold simultaneously
+    with probability ``≥ confidence`` (Bonferroni / union bound), leaving ``reserve·(1 − confidence)``
+    for the audits' certified slack (``effective_confidence = per-test level − slack``; with
+    :data:`TRUNCATION_RESERVE` the union stays ``≥ confidence`` while the slack summed over the
+    ``N`` audits is at most ``reserve·(1 − confidence)``).
 
     Args:
         confidence: the simultaneous confidence wanted, in ``(0, 1)``.
         num_tests: ``N ≥ 1`` (candidates × queries × variants).
+        reserve: share of ``1 − confidence`` held back, in ``[0, 1)`` (default 0: plain Bonferroni).
 
     Returns:
         The per-test confidence.
 
     Raises:
-        ValueError: ``confidence`` not in ``(0, 1)`` or ``num_tests < 1``.
+        ValueError: ``confidence`` not in ``(0, 1)``, ``num_tests < 1`` or ``reserve`` outside ``[0, 1)``.
     """
     conf = check_probability(confidence, "confidence")
     n = check_positive_int(num_tests, "num_tests")
-    return 1.0 - (1.0 - conf) / n
+    r = float(reserve)
+    if not (0.0 <= r < 1.0):
+        raise ValueError(f"reserve must be in [0, 1), got {reserve!r}")
+    return 1.0 - (1.0 - r) * (1.0 - conf) / n
 
 
 class QuerySource(Protocol):
@@ -277,14 +292,22 @@ class VoteModelSource(ModelSource):
         return mixture_rdp_estimate(estimate_output_distributions(self.model, sigma, draws, rng), orders)
 
     def exact_counts(self, enum, sigma, trials, gens):
-        from ..montecarlo import model_noisy_argmax_counts
-        from ..vote_models import exact_count_total_variation
+        """Counts ``Multinomial(T, μ̂)`` per side from the enumerated law, and ``τ_eff``: the total
+        variation of the two sides' ``T``-trial count laws from the true ones
+        (:func:`ppaudit.vote_models.count_law_total_variation`, the smaller of ``T·τ`` and the
+        Pinsker–χ² bound ``τ·√(T/min μ̂)``, ``τ = r + τ_q(C)``), divided by ``2T`` so that
+        ``2·T·τ_eff`` is the confidence it costs (issue 34 §5)."""
+        from .._validation import check_positive_int, check_sigma
+        from ..vote_models import count_law_total_variation, exact_count_total_variation
 
-        c = self.num_classes
-        tv = exact_count_total_variation(enum.tail_mass, c)
-        c0 = model_noisy_argmax_counts(enum.discrete_model("S"), c, sigma, trials, gens[0], mode="exact")
-        c1 = model_noisy_argmax_counts(enum.discrete_model("S_prime"), c, sigma, trials, gens[1], mode="exact")
-        return c0, c1, tv
+        s, t = check_sigma(sigma), check_positive_int(trials, "trials")
+        tv = exact_count_total_variation(enum.tail_mass, self.num_classes)
+        # μ̂ once per side: the counts (model_noisy_argmax_counts' exact mode, the same draws) and its smallest class
+        mu = [enum.discrete_model(side).output_distribution(s) for side in ("S", "S_prime")]
+        c0, c1 = (np.random.default_rng(g) if not isinstance(g, np.random.Generator) else g for g in gens[:2])
+        c0, c1 = c0.multinomial(t, mu[0]).astype(np.int64), c1.multinomial(t, mu[1]).astype(np.int64)
+        total = sum(count_law_total_variation(tv, t, m) for m in mu)
+        return c0, c1, total / (2.0 * t)
 
     def sample_counts(self, sigma, trials, gens, chunk_size, progress):
         from ..montecarlo import model_noisy_argmax_counts
@@ -382,7 +405,10 @@ def audit_query(
             histogram model the enumerated law is truncated at tail mass ``r``: the counts
             follow a law within total variation ``τ`` per trial of the true one (``r`` plus
             the proven quadrature error of Eq. (4)), and
-            ``effective_confidence = confidence − 2·T·τ`` is reported. Exact counts prune at
+            ``effective_confidence = confidence − 2·T·τ`` is reported, where the sources charge the
+            two ``T``-trial count laws' distance ``2·T·τ_eff ≤ 2·T·τ``
+            (:func:`ppaudit.vote_models.count_law_total_variation`: the Pinsker–χ² bound
+            ``τ·√(T/min μ̂)`` per side when smaller; issue 34 §5). Exact counts prune at
             :func:`ppaudit.vote_models.exact_count_tail_budget` (so that
             ``2·T·τ ≤ 0.02·(1 − confidence)``: ≥ 0.949 at 95 %, T = 1e8, C ≤ 10) when that
             enumeration fits in ``max_support``, else at ``max_tail_mass``. Sampled counts

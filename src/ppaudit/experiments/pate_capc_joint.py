@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_probability
-from ..audit import bonferroni_confidence, rao_blackwell_two_cut, transcript_audit
+from ..audit import TRUNCATION_RESERVE, bonferroni_confidence, rao_blackwell_two_cut, transcript_audit
 from ..rng import job_generator
 from ..vote_models.joint import joint_natural_query_model, joint_transcript_rdp
 
@@ -136,7 +136,7 @@ def joint_natq_audit(
         raise ValueError(f"other_audits must be >= 0, got {other_audits}")
     n_each = 1 if audit_method == "rao-blackwell" else 2  # audits per candidate (joint_audit_count)
     if bonferroni and crafted.num_candidates:
-        conf = bonferroni_confidence(conf, joint_audit_count(crafted, audit_method) + int(other_audits))
+        conf = bonferroni_confidence(conf, joint_audit_count(crafted, audit_method) + int(other_audits), reserve=TRUNCATION_RESERVE)
     frames = []
     for i in range(crafted.num_candidates):
         key = crafted.keys[i]

@@ -17,6 +17,7 @@ from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, cra
 from ..audit import (
     ModelSource,
     audit_query,
+    TRUNCATION_RESERVE,
     bonferroni_confidence,
     compose_candidates,
     composed_event_epsilon,
@@ -316,9 +317,15 @@ class KnnModelSource(ModelSource):
         return mixture_rdp_estimate(knn_output_distributions(self.model, sigma, draws, rng), orders)
 
     def exact_counts(self, enum, sigma, trials, gens):
+        """Counts ``Multinomial(T, p̂)``, ``Multinomial(T, q̂)`` from the enumerated laws and ``τ_eff``: the two
+        ``T``-trial count laws' total variation from the true ones (:func:`ppaudit.vote_models.count_law_total_variation`,
+        per-trial ``τ`` = :meth:`total_variation_bound`) over ``2T`` (issue 34 §5; was ``τ`` itself, i.e. ``T·τ`` per side)."""
+        from ..vote_models import count_law_total_variation
+
         c0 = gens[0].multinomial(trials, enum.p).astype(np.int64)
         c1 = gens[1].multinomial(trials, enum.q).astype(np.int64)
-        return c0, c1, enum.total_variation_bound()
+        tv = enum.total_variation_bound()
+        return c0, c1, sum(count_law_total_variation(tv, int(trials), law) for law in (enum.p, enum.q)) / (2.0 * int(trials))
 
     def sample_counts(self, sigma, trials, gens, chunk_size, progress):
         c = self.num_classes
@@ -392,7 +399,7 @@ def audit_knn_crafted(
     n_audits = knn_audit_count(crafted, rows, delta, transcript_event, nonenumerable)
     conf = check_probability(confidence, "confidence")
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, n_audits)
+        conf = bonferroni_confidence(conf, n_audits, reserve=TRUNCATION_RESERVE)  # the truncation slack inside the budget
     keys = crafted.keys
     frames = []
     laws: dict[int, list] = {}

@@ -73,6 +73,7 @@ from ..audit import (
     RDP_COLUMNS,
     VoteModelSource,
     audit_query,
+    TRUNCATION_RESERVE,
     bonferroni_confidence,
     compose_candidates,
     summarize_candidates,
@@ -454,7 +455,7 @@ def audit_crafted(
     n_transcript = transcript_audits_per_pair(transcript_audit_method) if transcript else 0
     n_audits = per_query_audit_count(crafted, transcript, transcript_audit_method, control, candidates)
     if bonferroni and pairs:
-        conf = bonferroni_confidence(conf, n_audits + int(other_audits))
+        conf = bonferroni_confidence(conf, n_audits + int(other_audits), reserve=TRUNCATION_RESERVE)  # slack inside the budget
     a = np.asarray(orders, dtype=np.float64)
     keys = crafted.keys
     ng = getattr(fit, "num_instantiations", np.nan)

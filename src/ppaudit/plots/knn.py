@@ -131,7 +131,6 @@ def _panel(ax, table: pd.DataFrame, floor: float | None):
     ax.set_yscale("log")
     ax.set_ylabel("RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)", fontsize=7)
     ax.grid(True, axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
 
 
 def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None, footer: str | None = None):
@@ -149,15 +148,30 @@ def plot_knn_fig5(table: pd.DataFrame, title: str, floor: float | None = None, f
         floor: ε of a zero RDP curve (dotted line).
         footer: a line under the panels (:func:`knn_confidence_footer`).
     """
+    from .style import add_footer, footer_inches
+
     fig, axes = plt.subplots(1, 2, figsize=(12.0, 5.0))
     titles = {"left": "adversaries vs theory (2-cut audit, worst case)", "right": "Pois-NatQ: test / train vs embedding poison"}
+    legend: dict = {}  # one legend for both panels, under them: adversaries (colour), then the marks (procedure)
     for ax, panel in zip(axes, ("left", "right")):
         _panel(ax, table[table["panel"] == panel], floor)
         ax.set_title(titles[panel], fontsize=9)
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    bars = [k for k in legend if k in ADVERSARY_COLORS or k in set(table["bar"])]
+    marks = [k for k in legend if k not in bars]
+    ncol = 3
+    rows = -(-len(bars) // ncol) + -(-len(marks) // ncol)
+    legend_in = 0.17 * rows + 0.35
+    fig.set_size_inches(12.0, 4.6 + legend_in + footer_inches(footer, 12.0)[1])
     fig.suptitle(title, fontsize=10)
-    if footer:
-        fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
-        fig.tight_layout(rect=(0, 0.03 * (footer.count("\n") + 2), 1, 1))
-    else:
-        fig.tight_layout()
+    foot = add_footer(fig, footer)
+    h = fig.get_size_inches()[1]
+    mark_in = 0.17 * -(-len(marks) // ncol) + 0.1
+    fig.legend([legend[k] for k in marks], marks, loc="lower center", bbox_to_anchor=(0.5, foot), ncol=ncol, fontsize=7,
+               frameon=False)
+    fig.legend([legend[k] for k in bars], bars, loc="lower center", bbox_to_anchor=(0.5, foot + mark_in / h), ncol=ncol,
+               fontsize=7, frameon=False, title="bars: the sound 2-cut audit (ours) per adversary; marks: the other values",
+               title_fontsize=7)
+    fig.tight_layout(rect=(0, foot + legend_in / h, 1, 1))
     return fig

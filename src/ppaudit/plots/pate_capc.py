@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .style import add_footer, footer_inches, procedure_hatch  # noqa: E402
+
 __all__ = ["plot_leakage_panels", "plot_appendix_figure", "appendix_panels", "fig34_table", "confidence_footer", "ASYMPTOTIC_NOTE", "PATE_CAPC_AUDITS", "APPENDIX_BARS", "SOUND_BARS", "EPS_BARS",
            "JOINT_BARS", "REAL_EPS_COLUMNS", "BAR_COLORS", "EPS_AXIS_LABEL", "MIXED_EPS_AXIS_LABEL"]
 
@@ -53,7 +55,7 @@ REAL_EPS_COLUMNS = ("exact_eps_pld", "valid_eps_lower", "exact_eps_pld_joint", "
 EPS_AXIS_LABEL = "RDP audit on the ε scale, Thm 1 conversion (δ = 1e-6)"
 
 #: The y axis when real ε bars (PLD, Eq. (1)) stand beside the Thm 1 conversions.
-MIXED_EPS_AXIS_LABEL = "ε at δ = 1e-6: RDP bars via Thm 1 (RDP audit on the ε scale);\nPLD / Eq. 1 bars: ε itself"
+MIXED_EPS_AXIS_LABEL = "ε at δ = 1e-6: RDP bars via Thm 1\n(RDP audit on the ε scale);\nPLD / Eq. 1 bars: ε itself"
 
 
 def _eps_axis_label(table: pd.DataFrame) -> str:
@@ -79,6 +81,17 @@ BAR_COLORS = {  # first matching prefix wins: the specific ones first
 }
 
 
+#: Reading order of the legend groups (one quantity, one colour each): theory, exact, audits, valid ε bounds.
+LEGEND_ORDER = ("data-independent", "data-dependent", "transcript cap", "joint cap", "exact ε (PLD", "exact", "2-cut audit",
+                "k-cut audit", "valid ε lower bound")
+
+
+def _group(bar: str) -> int:
+    """The legend group of a bar: the position of its quantity in :data:`LEGEND_ORDER` (the longest matching prefix)."""
+    hits = [(len(key), -k) for k, key in enumerate(LEGEND_ORDER) if str(bar).startswith(key)]
+    return -max(hits)[1] if hits else len(LEGEND_ORDER)
+
+
 def _color(bar: str, i: int) -> str:
     for key, col in BAR_COLORS.items():
         if bar.startswith(key):
@@ -93,8 +106,9 @@ def _bars(ax, table: pd.DataFrame, floor: float | None):
     x = np.arange(len(datasets))
     for i, bar in enumerate(bars):
         vals = [table.loc[(table["dataset"] == d) & (table["bar"] == bar), "epsilon"].squeeze() if ((table["dataset"] == d) & (table["bar"] == bar)).any() else np.nan for d in datasets]
-        hatch = "//" if "Pois-AdvQ" in bar else ("xx" if "joint" in bar else None)
-        ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i), hatch=hatch, edgecolor="white")
+        # colour: the quantity; hatch: the adversary (//) and the procedure (dots: sound, ours; xx: joint)
+        ax.bar(x + (i - (len(bars) - 1) / 2) * width, np.asarray(vals, dtype=float), width, label=bar, color=_color(bar, i),
+               hatch=procedure_hatch(bar), edgecolor="white", linewidth=0.0)
     if floor is not None:
         ax.axhline(floor, color="0.3", linewidth=0.8, linestyle=":", label=f"zero-RDP floor ε = {floor:.3g}")
     ax.set_xticks(x, datasets)
@@ -113,26 +127,30 @@ def plot_leakage_panels(table: pd.DataFrame, title: str, floor: float | None = N
         footer: a line under the panels (e.g. :func:`confidence_footer`).
     """
     algos = list(dict.fromkeys(table["algo"]))
-    # room on the right for the legend: one row per bar, ≈ 0.055 in per character at 7 pt
-    height = max(4.0, 0.15 * (table["bar"].nunique() + 1) + 0.8)
-    right = max(2.2, 0.055 * max((len(str(b)) for b in table["bar"]), default=0) + 0.6)
-    width = 4.6 * len(algos) + right
+    legend = {}  # every bar of every panel, once (the panels draw different bars)
+    # room under the panels for the legend, grouped by quantity (colour), two columns
+    nbars = table["bar"].nunique() + (floor is not None)
+    width = max(9.0, 4.2 * len(algos))
+    rows = (nbars + 1) // 2
+    legend_in = 0.16 * rows + 0.1
+    height = 3.6 + legend_in
     fig, axes = plt.subplots(1, len(algos), figsize=(width, height), squeeze=False)
     for ax, algo in zip(axes[0], algos):
         _bars(ax, table[table["algo"] == algo], floor)
         ax.set_title(algo, fontsize=10)
         ax.set_ylabel(_eps_axis_label(table[table["algo"] == algo]), fontsize=7)
-    legend = {}  # every bar of every panel, once (the panels draw different bars)
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="center right", fontsize=7, frameon=False)
+    order = sorted(legend, key=lambda lab: (_group(lab), list(legend).index(lab)))
     fig.suptitle(title, fontsize=10)
-    bottom = 0.0
-    if footer:
-        fig.text(0.01, 0.01, footer, fontsize=6, ha="left", va="bottom", wrap=True)
-        bottom = 0.03 * (footer.count("\n") + 1)
-    fig.tight_layout(rect=(0, bottom, 1 - right / width, 1))
+    fig.set_size_inches(width, height + footer_inches(footer, width)[1])
+    foot = add_footer(fig, footer)
+    leg_frac = legend_in / fig.get_size_inches()[1]
+    fig.legend([legend[k] for k in order], order, loc="lower center", bbox_to_anchor=(0.5, foot), ncol=2, fontsize=7,
+               frameon=False, title="colour: quantity · hatch //: Pois-AdvQ · dots: sound (ours) · plain: the paper's procedure",
+               title_fontsize=7)
+    fig.tight_layout(rect=(0, foot + leg_frac, 1, 1))
     return fig
 
 
@@ -198,14 +216,16 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     """
     nbars = bars["bar"].nunique() + (floor is not None)
     extra = 0.17 * ((nbars + 1) // 2)  # the bar legend goes under the bars, two columns
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.0 + extra))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11.0, 4.4 + extra))
     _bars(ax0, bars, floor)
     ax0.set_ylabel(_eps_axis_label(bars), fontsize=7)
     ax0.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     for i, col in enumerate(c for c in rdp.columns if c != "order"):
         y = rdp[col].to_numpy(dtype=float)
         y = np.where(y > 0, y, np.nan)
-        ax1.plot(rdp["order"], y, marker="o" if "audit" in col else None, markersize=3, label=col, color=_color(col, i))
+        # colour: the quantity; line style: the procedure (dashed: sound, ours; dotted: joint); marker: an audit
+        ls = ":" if "joint" in col else ("--" if "sound" in col else "-")
+        ax1.plot(rdp["order"], y, marker="o" if "audit" in col else None, markersize=3, label=col, color=_color(col, i), linestyle=ls)
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log")
     ax1.set_xlabel("Rényi order α")
@@ -214,7 +234,7 @@ def plot_appendix_figure(bars: pd.DataFrame, rdp: pd.DataFrame, title: str, rdp_
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, extra / (4.0 + extra), 1, 1))
+    fig.tight_layout(rect=(0, extra / (4.4 + extra), 1, 1))
     return fig
 
 

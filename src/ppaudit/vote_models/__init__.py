@@ -77,7 +77,7 @@ _EXPORTS = {
         "CertifiedOutputLaw", "EnumeratedOutput", "enumerate_output_distributions",
         "certified_mixture_rdp", "DEFAULT_MAX_TAIL_MASS", "enumerate_base_certified",
         "exact_count_total_variation", "effective_confidence", "exact_count_tail_budget",
-        "MIN_TAIL_BUDGET",
+        "MIN_TAIL_BUDGET", "count_law_total_variation",
     ),
     "estimate": (
         "OutputEstimate", "estimate_output_distributions", "mixture_rdp_estimate",

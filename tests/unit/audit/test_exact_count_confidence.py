@@ -31,8 +31,9 @@ def test_vote_model_exact_counts_at_1e8_trials_keep_0949_for_ten_classes():
     assert m["count_mode"] == "exact" and m["trials"] == T
     # the audit pruned at the budget that spends at most 1e-3 (not the looser max_tail_mass)
     assert m["tail_mass"] <= exact_count_tail_budget(T, 10)
-    expected = effective_confidence(0.95, T, exact_count_total_variation(m["tail_mass"], 10))
-    assert m["effective_confidence"] == expected
+    linear = effective_confidence(0.95, T, exact_count_total_variation(m["tail_mass"], 10))
+    # issue 34 §5: the count laws' distance is the smaller of 2·T·τ and the Pinsker–χ² bound (count_law_total_variation)
+    assert linear <= m["effective_confidence"] < 0.95
     assert m["effective_confidence"] >= 0.949
 
 

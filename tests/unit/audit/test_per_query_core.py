@@ -80,7 +80,9 @@ def test_vote_model_source_exact_counts_report_effective_confidence():
     r = audit_query(VoteModelSource(m), 3.0, 10**8, ORDERS, rng=2, count_mode="exact")
     assert r.meta["count_mode"] == "exact" and r.meta["exact_method"] == "enumerate"
     tv = r.meta["tail_mass"]
-    assert r.meta["effective_confidence"] <= 0.95 - 2 * 10**8 * tv + 1e-15
+    # the T-trial count laws' distance (issue 34 §5): at most the old linear charge 2·T·τ, at least the pruned mass alone
+    assert 0.95 - 2 * 10**8 * tv - 1e-9 <= r.meta["effective_confidence"] < 0.95
+    assert r.meta["effective_confidence"] >= 0.95 - 1e-6  # Pinsker–χ²: ~1e-8 here where 2·T·τ ≈ 2e-5
     assert np.all(r.columns["exact_lo"] <= r.columns["exact"] + 1e-12) and np.all(r.columns["exact"] <= r.columns["exact_hi"] + 1e-12)
 
 
@@ -107,6 +109,13 @@ def test_frame_rejects_unknown_columns():
 def test_bonferroni_confidence():
     assert bonferroni_confidence(0.95, 1) == 0.95
     assert_allclose(bonferroni_confidence(0.95, 50), 0.999, rtol=1e-12)
+    # issue 34 §5: a reserve for the audits' certified slack; N audits each losing at most reserve·α/N still hold at ≥ 0.95
+    per = bonferroni_confidence(0.95, 3000, reserve=0.02)
+    assert_allclose(per, 1 - 0.98 * 0.05 / 3000, rtol=1e-15)
+    assert 1 - 3000 * (1 - (per - 0.02 * 0.05 / 3000)) >= 0.95 - 1e-12
+    assert 1 - 3000 * (1 - (bonferroni_confidence(0.95, 3000) - 1e-9)) < 0.95  # planted: no reserve, any slack falls below
+    with pytest.raises(ValueError, match="reserve must be in"):
+        bonferroni_confidence(0.95, 3, reserve=1.0)
     with pytest.raises(ValueError, match="num_tests"):
         bonferroni_confidence(0.95, 0)
     with pytest.raises(ValueError, match="confidence"):

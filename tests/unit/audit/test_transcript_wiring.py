@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ppaudit.adversaries import CraftedCanaries
-from ppaudit.audit import compose_candidates, epsilon_floor, simultaneous_confidence, summarize_candidates
+from ppaudit.audit import TRUNCATION_RESERVE, compose_candidates, epsilon_floor, simultaneous_confidence, summarize_candidates
 from ppaudit.experiments.pate_capc_findings import findings_rows
 from ppaudit.experiments.private_prediction import audit_crafted
 from ppaudit.vote_models import PateFit
@@ -65,19 +65,21 @@ def test_findings_row_flags_the_paper_audit_above_the_cap():
 
 def test_bonferroni_is_the_default_and_recorded():
     pq = _demo_per_query(bonferroni=True)
-    assert (pq["multiplicity"] == "bonferroni").all() and np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 3)
+    per = 1 - (1 - TRUNCATION_RESERVE) * 0.05 / 3  # the slack's reserve held back (issue 34 §5)
+    assert (pq["multiplicity"] == "bonferroni").all() and np.allclose(pq["confidence_per_audit"], per)
     # one pair, three audits (issue 27 §1): the 2-cut, the k-cut and the Rao–Blackwellised transcript audit
     assert (pq["bonferroni_audits"] == 3).all() and (pq["count_audits"] == 2).all() and (pq["transcript_audits"] == 1).all()
-    slack = 2 * (1 - 0.05 / 3 - pq["effective_confidence"].min())  # the 2-cut and the k-cut each lose the pruning slack
+    slack = 2 * (per - pq["effective_confidence"].min())  # the 2-cut and the k-cut each lose the pruning slack
     # the transcript audit loses the certified distance of its base sampler from the exact law (M·τ_B)
-    tr = 1 - 0.05 / 3 - pq["transcript_effective_confidence"].min()
-    assert simultaneous_confidence(pq) == pytest.approx(0.95 - slack - tr, abs=1e-12) and slack < 1e-3 and 0 <= tr < 1e-6
+    tr = per - pq["transcript_effective_confidence"].min()
+    assert simultaneous_confidence(pq) == pytest.approx(1 - 3 * (1 - per) - slack - tr, abs=1e-12) and slack < 1e-3 and 0 <= tr < 1e-6
+    assert simultaneous_confidence(pq) >= 0.95
     fit = PateFit(np.array([[0.5, 0.5], [0.6, 0.4]]), np.array([[[0.75, 0.25], [0.6, 0.4]]]), 20, 2)
     crafted = CraftedCanaries("pois-natq", np.array([0]), np.array([1]), np.array([[0, 1]]), np.array([[1, 1]]))
     pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", count_mode="exact")
-    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 4)  # two pairs × (2-cut, k-cut)
+    assert np.allclose(pq["confidence_per_audit"], 1 - (1 - TRUNCATION_RESERVE) * 0.05 / 4)  # two pairs × (2-cut, k-cut)
     pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", count_mode="exact", other_audits=6)
-    assert np.allclose(pq["confidence_per_audit"], 1 - 0.05 / 10)  # + 6 audits run elsewhere (the joint ones)
+    assert np.allclose(pq["confidence_per_audit"], 1 - (1 - TRUNCATION_RESERVE) * 0.05 / 10)  # + 6 audits run elsewhere (the joint ones)
     with pytest.raises(ValueError, match="other_audits must be >= 0, got -1"):
         audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", other_audits=-1)
     pq = audit_crafted(fit, crafted, 2.0, 10**5, ORDERS, seed=0, experiment="b", bonferroni=False, count_mode="exact")

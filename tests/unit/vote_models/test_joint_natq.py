@@ -9,7 +9,7 @@ mechanism itself (multinomial base + Gaussian noise), so its frequencies check t
 import numpy as np
 import pytest
 
-from ppaudit.audit import transcript_audit
+from ppaudit.audit import TRUNCATION_RESERVE, transcript_audit
 from ppaudit.divergence import renyi_divergence
 from ppaudit.vote_models import NeighbouringVoteModel, enumerate_output_distributions
 from ppaudit.vote_models.joint import (
@@ -121,7 +121,7 @@ def test_joint_natq_audit_table_bonferroni_and_identical_candidate():
     twin = np.array([[[0, 1], [0, 2]], [[0, 1], [1, 1]]])
     canary = np.array([[[2, 1], [1, 0]], [[1, 1], [0, 1]]])  # candidate 1: the twins' vectors permuted (identical law)
     t = joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", trials=1000, delta=1e-6)
-    np.testing.assert_allclose(t["confidence_per_audit"], 0.975, rtol=1e-12)  # Bonferroni over the 2 candidates
+    np.testing.assert_allclose(t["confidence_per_audit"], 1 - (1 - TRUNCATION_RESERVE) * 0.025, rtol=1e-12)  # Bonferroni over the 2 candidates (reserve: issue 34 §5)
     c0, c1 = t[t["candidate"] == 0], t[t["candidate"] == 1]
     assert (c1["joint_method"] == "identical").all() and (c1[["two_cut_joint", "exact_joint", "joint_cap"]] == 0).all().all()
     assert (c0["joint_method"] == "enumerate").all() and (c0["two_cut_joint"] <= c0["joint_cap"] + 1e-12).all()
@@ -131,9 +131,9 @@ def test_joint_natq_audit_table_bonferroni_and_identical_candidate():
     assert (s0["transcript_trials"] == 1000).all() and (s0["two_cut_joint"] <= s0["joint_cap"] + 1e-12).all()
     # issue 27 §1: a sampled joint audit is two audits (2-cut and Eq. (1)); the per-query audits share the budget
     assert (s["num_audits"] == 2).all() and (t["num_audits"] == 1).all()
-    np.testing.assert_allclose(s["confidence_per_audit"], 1 - 0.05 / 4, rtol=1e-12)
+    np.testing.assert_allclose(s["confidence_per_audit"], 1 - (1 - TRUNCATION_RESERVE) * 0.05 / 4, rtol=1e-12)
     o = joint_natq_audit(fit, crafted, twin, canary, SIGMA, ORDERS, 7, "t", trials=1000, delta=1e-6, other_audits=6)
-    np.testing.assert_allclose(o["confidence_per_audit"], 1 - 0.05 / 8, rtol=1e-12)
+    np.testing.assert_allclose(o["confidence_per_audit"], 1 - (1 - TRUNCATION_RESERVE) * 0.05 / 8, rtol=1e-12)
     with pytest.raises(ValueError, match="votes_twin"):
         joint_natq_audit(fit, crafted, twin[:1], canary[:1], SIGMA, ORDERS, 7, "t")
     with pytest.raises(ValueError, match="'exact'"):
