@@ -33,7 +33,7 @@ import numpy as np
 from ..models.soft_label import fit_predict_soft
 from .labeldp_data import LabelDPData
 
-__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
+__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_label_quality", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
 
 ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
 
@@ -156,11 +156,45 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     if not np.any(ans):
         raise ValueError(f"Confident-GNMax answered no query (pate_threshold={thr}); lower the threshold")
     info = {"pate_sigma": sigma, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
-            "pate_student": pate_student_label(data.name, settings)}  # fmt: skip
+            "pate_student": pate_student_label(data.name, settings), **pate_label_quality(rel.details["votes"], y[q], rel.labels, ans)}  # fmt: skip
     if info["pate_student"] == "fixmatch":
         info["_unlabeled"] = data.x_target  # public features of the target half
     claimed = math.inf if math.isinf(epsilon) else float(rel.details["epsilon_data_independent"])
     return _subset(data.x_target, q[ans]), rel.labels[ans], claimed, info
+
+
+def pate_label_quality(votes: np.ndarray, y_true: np.ndarray, labels: np.ndarray, answered: np.ndarray) -> dict:
+    """What the PATE student learns from (ours, a diagnostic measured on the release; no privacy cost is
+    claimed for it, it reads the true labels and is never published as a label).
+
+    Args:
+        votes: ``(queries, k)`` teacher vote counts (``details["votes"]`` of
+            :func:`ppaudit.mechanisms.labeldp.pate_label_dp`).
+        y_true: the queries' true labels.
+        labels: the released answers (−1 where unanswered).
+        answered: the answered mask.
+
+    Returns:
+        ``pate_teacher_accuracy`` (mean share of teachers voting the true label),
+        ``pate_plurality_accuracy`` (noise-free plurality vote = true label),
+        ``pate_label_accuracy`` (released answer = true label, over the answered queries) and
+        ``pate_consensus`` (mean share of the plurality vote), each in [0, 1].
+
+    Raises:
+        ValueError: for mismatched shapes.
+    """
+    votes, y_true = np.asarray(votes), np.asarray(y_true)
+    labels, answered = np.asarray(labels), np.asarray(answered, dtype=bool)
+    if votes.ndim != 2 or not (votes.shape[0] == y_true.size == labels.size == answered.size):
+        raise ValueError(f"votes {votes.shape}, y_true {y_true.shape}, labels {labels.shape} and answered {answered.shape} must share one length")
+    teachers = votes.sum(axis=1)
+    rows = np.arange(y_true.size)
+    return {
+        "pate_teacher_accuracy": float(np.mean(votes[rows, y_true] / teachers)),
+        "pate_plurality_accuracy": float(np.mean(votes.argmax(axis=1) == y_true)),
+        "pate_label_accuracy": float(np.mean(labels[answered] == y_true[answered])) if answered.any() else float("nan"),
+        "pate_consensus": float(np.mean(votes.max(axis=1) / teachers)),
+    }
 
 
 def _floor_prior(probs: np.ndarray) -> np.ndarray:

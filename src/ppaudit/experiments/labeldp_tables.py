@@ -122,7 +122,38 @@ def _fmt(mean, std, digits=2):
 
 
 #: Mechanism extras of a target model's metrics copied into its audit rows.
-AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration")
+AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_sigma", "pate_answered", "pate_teacher_accuracy",
+                    "pate_plurality_accuracy", "pate_label_accuracy", "pate_consensus")
+
+
+def stand_in_measure(row) -> str:
+    """The measured numbers that say what a target model learned (ours): its test accuracy and log-loss and,
+    for PATE, the teachers' mean accuracy on the queries, the noise-free plurality's accuracy, the share of
+    released answers that are right, the answered count and σ (:func:`ppaudit.experiments.labeldp_release.pate_label_quality`).
+
+    ``paper_comparison`` appends it to a row's note when ours and the paper's value differ by more than 2×
+    (:func:`ppaudit.experiments.paper_comparison.compare_with_paper`). Missing entries (bundles written
+    before these keys existed) are left out.
+    """
+    def num(key):
+        v = pd.to_numeric(row.get(key, ""), errors="coerce")
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    parts = []
+    acc, ll = num("test_accuracy"), num("test_log_loss")
+    if acc is not None:
+        parts.append(f"test accuracy {100 * acc:.1f} %")
+    if ll is not None:
+        parts.append(f"test log-loss {ll:.3f}")
+    if row.get("algo") == "pate":
+        tacc, pacc, lacc = num("pate_teacher_accuracy"), num("pate_plurality_accuracy"), num("pate_label_accuracy")
+        if tacc is not None:
+            parts.append(f"teachers {100 * tacc:.0f} % right on the queries (mean), noise-free plurality {100 * pacc:.0f} %")
+        if lacc is not None:
+            sig, nans = num("pate_sigma"), num("pate_answered")
+            parts.append(f"released answers {100 * lacc:.0f} % right ({int(nans)} answered, σ = {sig:.3g})" if sig is not None and nans is not None
+                         else f"released answers {100 * lacc:.0f} % right")  # fmt: skip
+    return "; ".join(parts)
 
 
 def audit_target_models(models, bundle: dict, reference: dict, dataset: str, settings: dict, seed: int) -> pd.DataFrame:
@@ -190,7 +221,7 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
                     dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
                     claimed_epsilon=float(r["claimed_epsilon"]), epsilon_mean=r[f"epsilon_{col}_mean"], epsilon_std=r[f"epsilon_{col}_std"],
                     ours=_fmt(r[f"epsilon_{col}_mean"], r[f"epsilon_{col}_std"]),
-                    repetitions=int(r["repetitions"]), num_canaries=int(r["num_canaries"]),
+                    repetitions=int(r["repetitions"]), num_canaries=int(r["num_canaries"]), stand_in_measure=stand_in_measure(r),
                 )
             )  # fmt: skip
     elif table in ("obs_table4", "obs_table5"):
@@ -200,7 +231,7 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
             rows.append(
                 dict(dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
                      claimed_epsilon=float(r["claimed_epsilon"]), metric=("test accuracy (%)" if table == "obs_table4" else "test log-loss"),
-                     ours=round(float(val), 3))
+                     ours=round(float(val), 3), stand_in_measure=stand_in_measure(r))
             )  # fmt: skip
     elif table == "obs_table7":
         for _, r in a.iterrows():

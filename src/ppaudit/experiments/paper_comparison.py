@@ -11,6 +11,10 @@ a status for each row:
 * ``not computed`` — no result file is listed, or the workflow has no rule producing it;
 * ``not found`` — the file exists but the query/column did not select one number (the
   reason is in ``detail``).
+
+Where ours and the paper's value differ by more than 2× (:data:`FAR_FACTOR`) and the result
+table carries a ``stand_in_measure`` column (the label-DP tables), that row's measured numbers
+are appended to the note, so the reader sees what the stand-in learned (ours).
 """
 
 from __future__ import annotations
@@ -86,6 +90,25 @@ def _lookup(frame: pd.DataFrame, query: str, column: str) -> tuple[float | None,
     return float(value), ""
 
 
+#: Ours and the paper's value further apart than this factor get the result row's measured cause in the note.
+FAR_FACTOR = 2.0
+
+
+def _far_measure(frame: pd.DataFrame, query: str, ours: float, paper: float) -> str:
+    """The ``stand_in_measure`` of the selected result row (label-DP tables,
+    :func:`ppaudit.experiments.labeldp_tables.stand_in_measure`) when ``ours`` and ``paper`` differ
+    by more than :data:`FAR_FACTOR` (either way, or in sign), else ``""``."""
+    if "stand_in_measure" not in frame.columns or not (math.isfinite(ours) and math.isfinite(paper)):
+        return ""
+    if ours > 0 and paper > 0 and max(ours / paper, paper / ours) <= FAR_FACTOR:
+        return ""
+    if ours == paper:
+        return ""
+    rows = frame.query(query) if query.strip() else frame
+    text = rows["stand_in_measure"].iloc[0] if len(rows) == 1 else ""
+    return text if isinstance(text, str) else ""
+
+
 def compare_with_paper(table: pd.DataFrame, base_dir: str | os.PathLike, available: Iterable[str]) -> pd.DataFrame:
     """One row per paper number with our value and a status (see the module docstring).
 
@@ -114,5 +137,8 @@ def compare_with_paper(table: pd.DataFrame, base_dir: str | os.PathLike, availab
                 out.update(status="not found", detail=why)
             else:
                 out.update(ours=value, difference=value - float(rec["paper_value"]), status="computed")
+                measure = _far_measure(cache[file], rec.get("query") or "", value, float(rec["paper_value"]))
+                if measure:
+                    out["note"] = "; ".join(x for x in (str(out.get("note") or "").strip(), f"more than 2x from the paper; stand-in, measured: {measure}") if x)
         rows.append(out)
     return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))

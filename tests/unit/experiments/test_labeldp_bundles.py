@@ -82,3 +82,28 @@ def test_bundle_round_trip_and_audit_rows(trained, tmp_path):
         read_model_bundle(npz, js)
     with pytest.raises(ValueError, match="at least one model"):
         write_model_bundle({}, data, npz, js)
+
+
+def test_pate_label_quality_closed_form_and_release():
+    """The PATE diagnostics (ours): closed form on a crafted vote matrix, then on a real release (< 1 s)."""
+    from ppaudit.experiments.labeldp_release import pate_label_quality, release_labels
+
+    votes = np.array([[3, 1, 0], [0, 4, 0], [2, 0, 2]])
+    q = pate_label_quality(votes, np.array([0, 2, 2]), np.array([0, 1, -1]), np.array([True, True, False]))
+    assert q["pate_teacher_accuracy"] == pytest.approx((3 / 4 + 0 / 4 + 2 / 4) / 3)
+    assert q["pate_plurality_accuracy"] == pytest.approx(1 / 3)  # argmax of a tie is the first class
+    assert q["pate_label_accuracy"] == pytest.approx(1 / 2)
+    assert q["pate_consensus"] == pytest.approx((3 / 4 + 1 + 2 / 4) / 3)
+    with pytest.raises(ValueError, match="share one length"):
+        pate_label_quality(votes, np.array([0, 1]), np.array([0, 1, 1]), np.ones(3, bool))
+    data = _data()
+    settings = dict(SETTINGS, pate_queries=60, pate_teachers=5, teacher_model={"epochs": 20, "lr": 0.1}, pate_student="plain")
+    _, ytr, _, info = release_labels(data, "pate", np.inf, settings, np.random.default_rng(3))
+    # ε = ∞: every query answered by the noise-free plurality (chance: 25 %)
+    assert info["pate_answered"] == 60 and info["pate_label_accuracy"] == pytest.approx(info["pate_plurality_accuracy"])
+    assert info["pate_plurality_accuracy"] > 0.6 and 0.25 < info["pate_teacher_accuracy"] <= 1
+    # teacher_model reaches the teachers only: the student's 2 epochs leave them near chance
+    _, _, _, weak = release_labels(data, "pate", np.inf, dict(settings, teacher_model={}), np.random.default_rng(3))
+    assert weak["pate_teacher_accuracy"] < info["pate_teacher_accuracy"] - 0.1
+    _, _, _, noisy = release_labels(data, "pate", 0.5, settings, np.random.default_rng(3))
+    assert noisy["pate_label_accuracy"] < info["pate_label_accuracy"]  # σ ≫ 5 votes: answers near chance
