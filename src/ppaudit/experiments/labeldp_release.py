@@ -20,8 +20,12 @@ recomputed at the start of every epoch with the model's current predictions as t
 that the data-independent ε of GNMax equals the requested ε; the student is PATE-FM's
 FixMatch student, :mod:`ppaudit.mechanisms.fixmatch`, on the MLP datasets when
 ``pate_student: fixmatch``, with every target-half feature vector as unlabelled data, and a
-plain supervised student otherwise — CatBoost on the tabular stand-in). ε = ∞ means the
-true labels (no noise) for every mechanism.
+plain supervised student otherwise — CatBoost on the tabular stand-in; the teachers' model is
+``model`` updated by ``teacher_model``, so that teachers of a few dozen points can be fitted
+to them while the student keeps its own schedule). ε = ∞ means the true labels (no noise)
+for every mechanism but PATE, whose ε = ∞ is the noise-free teacher plurality.
+:func:`pate_label_quality` measures what the student learns from (ours: the teachers' and the
+released answers' accuracy), which paper_comparison quotes beside a row far from the paper.
 """
 
 from __future__ import annotations
