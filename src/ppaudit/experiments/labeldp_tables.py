@@ -127,7 +127,8 @@ AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_si
 
 
 def stand_in_measure(row) -> str:
-    """The measured numbers that say what a target model learned (ours): its test accuracy and log-loss and,
+    """The measured numbers that say what a target model learned (ours): its test accuracy, mean top-class
+    probability (confidence; above the accuracy = overconfident) and log-loss and,
     for PATE, the teachers' mean accuracy on the queries, the noise-free plurality's accuracy, the share of
     released answers that are right, the answered count and σ (:func:`ppaudit.experiments.labeldp_release.pate_label_quality`).
 
@@ -140,9 +141,9 @@ def stand_in_measure(row) -> str:
         return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
     parts = []
-    acc, ll = num("test_accuracy"), num("test_log_loss")
+    acc, ll, conf = num("test_accuracy"), num("test_log_loss"), num("test_confidence")
     if acc is not None:
-        parts.append(f"test accuracy {100 * acc:.1f} %")
+        parts.append(f"test accuracy {100 * acc:.1f} %" + (f" at mean confidence {100 * conf:.1f} %" if conf is not None else ""))
     if ll is not None:
         parts.append(f"test log-loss {ll:.3f}")
     if row.get("algo") == "pate":
@@ -174,7 +175,8 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
     Returns:
         One row per (model, attack): ``dataset``, ``algo``, ``epsilon`` (∞ as ``inf``),
         :func:`audit_model`'s columns, ``claimed_epsilon``, ``test_accuracy``,
-        ``test_log_loss`` and the mechanism extras.
+        ``test_log_loss``, ``test_confidence`` (mean top-class probability on the test set) and
+        the mechanism extras.
 
     Raises:
         ValueError: for a model missing from the bundle.
@@ -197,6 +199,7 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
         df["claimed_epsilon"] = float(m["claimed_epsilon"])
         df["test_accuracy"] = m["test_accuracy"]
         df["test_log_loss"] = m["test_log_loss"]
+        df["test_confidence"] = float(np.mean(np.max(m["test_probs"], axis=1)))  # beside the accuracy: over/under-confidence
         for key in AUDIT_EXTRA_KEYS:
             df[key] = m.get(key, "")
         frames.append(df)

@@ -13,7 +13,7 @@ import pytest
 from ppaudit.experiments.labeldp_data import LabelDPData
 from ppaudit.experiments.labeldp_release import parse_epsilon, train_target_model
 from ppaudit.experiments.labeldp_models import model_name, read_model_bundle, train_target_models, write_model_bundle
-from ppaudit.experiments.labeldp_tables import audit_model, audit_target_models
+from ppaudit.experiments.labeldp_tables import audit_model, audit_target_models, stand_in_measure
 from ppaudit.rng import job_generator
 
 SETTINGS = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, "delta": 1e-5, "prior_size": 50, "alibi_prior": "iterative"}
@@ -75,6 +75,10 @@ def test_bundle_round_trip_and_audit_rows(trained, tmp_path):
         mine = rows[(rows["algo"] == algo) & (rows["epsilon"] == parse_epsilon(eps))].reset_index(drop=True)
         pd.testing.assert_frame_equal(mine[list(alone.columns)], alone)
         assert (mine["claimed_epsilon"] == float(m["claimed_epsilon"])).all()
+        assert mine["test_confidence"].iloc[0] == pytest.approx(np.mean(np.max(m["test_probs"], axis=1)))
+        # the measured numbers paper_comparison quotes beside a far-off row
+        measure = stand_in_measure(mine.iloc[0])
+        assert f"test accuracy {100 * m['test_accuracy']:.1f} % at mean confidence" in measure and "teachers" not in measure
     with pytest.raises(ValueError, match="not in the bundle"):
         audit_target_models([("pate", "1")], back, ref, "image", AUDIT, 5)
     js.write_text(json.dumps({"x_eps1": {}}))
@@ -107,3 +111,7 @@ def test_pate_label_quality_closed_form_and_release():
     assert weak["pate_teacher_accuracy"] < info["pate_teacher_accuracy"] - 0.1
     _, _, _, noisy = release_labels(data, "pate", 0.5, settings, np.random.default_rng(3))
     assert noisy["pate_label_accuracy"] < info["pate_label_accuracy"]  # σ ≫ 5 votes: answers near chance
+    row = dict(info, algo="pate", test_accuracy=0.7, test_log_loss=0.9, test_confidence=0.95)
+    text = stand_in_measure(pd.Series(row))
+    assert text.startswith("test accuracy 70.0 % at mean confidence 95.0 %; test log-loss 0.900; teachers ")
+    assert f"released answers {100 * info['pate_label_accuracy']:.0f} % right (60 answered, σ = 1e-06)" in text
