@@ -80,6 +80,7 @@ def pate_label_dp(
     sigma_threshold: float | None = None,
     student_fit_predict_proba: FitPredictProba | None = None,
     predict_features=None,
+    teachers_fit_predict_proba=None,
 ) -> LabelRelease:
     """PATE for label DP (Malek et al. 2021, §4; Papernot et al. 2018) with a plain student.
 
@@ -115,6 +116,10 @@ def pate_label_dp(
         threshold, sigma_threshold: Confident-GNMax parameters (T, σ₁), or ``None``.
         student_fit_predict_proba: model of the student, or ``None``.
         predict_features: points on which the student predicts (default ``query_features``).
+        teachers_fit_predict_proba: optional block form of the teachers' model,
+            ``fn(list of x parts, list of y parts, query_features) -> list of (Q, C)`` probabilities,
+            one per part in teacher order (e.g. stacked MLPs trained at once); used instead of
+            calling ``teacher_fit_predict_proba`` once per teacher.
 
     Returns:
         :class:`LabelRelease` with ``labels`` the answers (−1 where unanswered), ``epsilon``
@@ -138,9 +143,15 @@ def pate_label_dp(
         raise ValueError("threshold needs sigma_threshold (the noise of the threshold check), got None")
     assignment = gen.permutation(y.size) % t
     votes = np.zeros((xq.shape[0], k), dtype=np.int64)
-    for teacher in range(t):
-        part = np.flatnonzero(assignment == teacher)
-        proba = np.asarray(teacher_fit_predict_proba(x[part], y[part], xq))
+    parts = [np.flatnonzero(assignment == teacher) for teacher in range(t)]
+    if teachers_fit_predict_proba is not None:
+        probas = list(teachers_fit_predict_proba([x[p] for p in parts], [y[p] for p in parts], xq))
+        if len(probas) != t:
+            raise ValueError(f"teachers_fit_predict_proba must return one array per teacher ({t}), got {len(probas)}")
+    else:
+        probas = (teacher_fit_predict_proba(x[p], y[p], xq) for p in parts)
+    for proba in probas:
+        proba = np.asarray(proba)
         if proba.shape != (xq.shape[0], k):
             raise ValueError(f"teacher_fit_predict_proba must return shape ({xq.shape[0]}, {k}), got {proba.shape}")
         votes[np.arange(xq.shape[0]), np.argmax(proba, axis=1)] += 1
