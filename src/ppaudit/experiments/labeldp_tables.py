@@ -122,7 +122,7 @@ def _fmt(mean, std, digits=2):
 
 
 #: Mechanism extras of a target model's metrics copied into its audit rows.
-AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_sigma", "pate_answered", "pate_teacher_accuracy",
+AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_calibration", "epsilon_data_independent", "pate_sigma", "pate_answered", "pate_teacher_accuracy",
                     "pate_plurality_accuracy", "pate_label_accuracy", "pate_consensus")
 
 
@@ -154,6 +154,9 @@ def stand_in_measure(row) -> str:
             sig, nans = num("pate_sigma"), num("pate_answered")
             parts.append(f"released answers {100 * lacc:.0f} % right ({int(nans)} answered, σ = {sig:.3g})" if sig is not None and nans is not None
                          else f"released answers {100 * lacc:.0f} % right")  # fmt: skip
+        cal, edi = row.get("pate_calibration"), num("epsilon_data_independent")
+        if cal == "data_dependent" and edi is not None and math.isfinite(edi):
+            parts.append(f"σ calibrated to the data-dependent ε (paper; not a DP guarantee by itself), data-independent ε of the release {edi:.3g}")
     return "; ".join(parts)
 
 
@@ -206,6 +209,31 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
     return pd.concat(frames, ignore_index=True)
 
 
+#: The markdown note under a table with PATE rows calibrated by the paper's procedure.
+PATE_DATA_DEPENDENT_NOTE = (
+    "PATE rows with procedure `paper`: σ is calibrated so that the data-dependent ε (Papernot et al. 2018, GNMax data-dependent RDP; "
+    "how Malek et al. 2021 state PATE-FM's ε) equals the ε of the column; it is a function of the private teacher votes and not a DP "
+    "guarantee by itself. `claimed_epsilon_data_independent` is the sound (data-independent) ε of the same release."
+)
+
+
+def claim_procedure(row) -> str:
+    """Whose calibration the row's claimed ε follows: ``paper`` or ``ours`` (PATE by ``pate_calibration``,
+    :data:`ppaudit.experiments.labeldp_release.PATE_CALIBRATIONS`; AGIBI ``analytic`` is ours; the rest the papers')."""
+    from .labeldp_release import PATE_CALIBRATIONS
+
+    if row.get("algo") == "pate":
+        cal = row.get("pate_calibration")
+        return PATE_CALIBRATIONS.get(cal if isinstance(cal, str) and cal else "data_independent", "ours")
+    return "ours" if row.get("algo") == "agibi" and row.get("agibi_calibration") == "analytic" else "paper"
+
+
+def data_independent_claim(row) -> float:
+    """The sound data-independent ε of a PATE release (NaN for the other mechanisms, whose claim is data-independent)."""
+    v = pd.to_numeric(row.get("epsilon_data_independent", ""), errors="coerce") if row.get("algo") == "pate" else float("nan")
+    return float("inf") if row.get("algo") == "pate" and math.isinf(float(row["epsilon"])) else float(v)
+
+
 def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | None = None) -> pd.DataFrame:
     """One paper table from the stacked audit rows (columns dataset, algo, epsilon, attack, … , test_accuracy, test_log_loss).
 
@@ -222,7 +250,8 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
             rows.append(
                 dict(
                     dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
-                    claimed_epsilon=float(r["claimed_epsilon"]), epsilon_mean=r[f"epsilon_{col}_mean"], epsilon_std=r[f"epsilon_{col}_std"],
+                    claimed_epsilon=float(r["claimed_epsilon"]), procedure=claim_procedure(r), claimed_epsilon_data_independent=data_independent_claim(r),
+                    epsilon_mean=r[f"epsilon_{col}_mean"], epsilon_std=r[f"epsilon_{col}_std"],
                     ours=_fmt(r[f"epsilon_{col}_mean"], r[f"epsilon_{col}_std"]),
                     repetitions=int(r["repetitions"]), num_canaries=int(r["num_canaries"]), stand_in_measure=stand_in_measure(r),
                 )
@@ -233,7 +262,8 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
             val = 100 * r[metric] if table == "obs_table4" else r[metric]
             rows.append(
                 dict(dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
-                     claimed_epsilon=float(r["claimed_epsilon"]), metric=("test accuracy (%)" if table == "obs_table4" else "test log-loss"),
+                     claimed_epsilon=float(r["claimed_epsilon"]), procedure=claim_procedure(r), claimed_epsilon_data_independent=data_independent_claim(r),
+                     metric=("test accuracy (%)" if table == "obs_table4" else "test log-loss"),
                      ours=round(float(val), 3), stand_in_measure=stand_in_measure(r))
             )  # fmt: skip
     elif table == "obs_table7":

@@ -115,3 +115,46 @@ def test_pate_label_quality_closed_form_and_release():
     text = stand_in_measure(pd.Series(row))
     assert text.startswith("test accuracy 70.0 % at mean confidence 95.0 %; test log-loss 0.900; teachers ")
     assert f"released answers {100 * info['pate_label_accuracy']:.0f} % right (60 answered, σ = 1e-06)" in text
+
+
+def test_pate_data_dependent_calibration_against_the_accountant():
+    """The paper's σ (data-dependent ε = target, Papernot et al. 2018) against the library's accountant,
+    beside ours (data-independent); then through the release and the table columns (~2 s)."""
+    from ppaudit.accounting import confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
+    from ppaudit.experiments.labeldp_release import pate_epsilon_data_dependent, pate_sigma_for_data_dependent_epsilon, pate_sigma_for_epsilon, release_labels
+    from ppaudit.experiments.labeldp_tables import build_table
+    from ppaudit.mechanisms.labeldp import DEFAULT_ORDERS as A
+
+    rng = np.random.default_rng(4)
+    votes = np.stack([np.bincount(np.where(rng.random(100) < p, 0, rng.integers(1, 10, 100)), minlength=10) for p in rng.uniform(0.2, 0.95, 200)])
+    for eps in (10.0, 2.0):
+        s = pate_sigma_for_data_dependent_epsilon(eps, votes, 1e-5)
+        direct = float(rdp_to_dp(gnmax_rdp_data_dependent(votes, s, A).sum(axis=0), A, 1e-5))
+        assert direct == pytest.approx(eps, rel=1e-6) and pate_epsilon_data_dependent(votes, s, 1e-5) == direct
+        assert pate_epsilon_data_dependent(votes, s * 0.99, 1e-5) > eps  # the smallest σ that meets ε
+        s_di = pate_sigma_for_epsilon(eps, len(votes), 1e-5)  # data-dependent RDP ≤ data-independent: never more noise than ours
+        assert s < 0.8 * s_di if eps == 10.0 else s <= s_di * (1 + 1e-9)  # σ ≈ 43 at ε = 2: gaps of ≤ 90 votes save nothing
+    s = pate_sigma_for_data_dependent_epsilon(2.0, votes, 1e-5, 60.0, 120.0)
+    direct = float(rdp_to_dp(confident_gnmax_rdp(votes, 60.0, 120.0, s, A).sum(axis=0), A, 1e-5))
+    assert direct == pytest.approx(2.0, rel=1e-6)
+    with pytest.raises(ValueError, match="no GNMax sigma"):
+        pate_sigma_for_data_dependent_epsilon(0.5, votes, 1e-5, 60.0, 5.0)  # the checks alone cost more
+    with pytest.raises(ValueError, match="epsilon must be finite"):
+        pate_sigma_for_data_dependent_epsilon(np.inf, votes, 1e-5)
+
+    data = _data()
+    settings = dict(SETTINGS, pate_queries=60, pate_teachers=5, teacher_model={"epochs": 20, "lr": 0.1}, pate_student="plain")
+    with pytest.raises(ValueError, match="unknown pate_calibration 'x'"):
+        release_labels(data, "pate", 2.0, dict(settings, pate_calibration="x"), np.random.default_rng(3))
+    _, _, claimed, info = release_labels(data, "pate", 8.0, dict(settings, pate_calibration="data_dependent"), np.random.default_rng(3))
+    _, _, claimed_di, info_di = release_labels(data, "pate", 8.0, settings, np.random.default_rng(3))
+    # 5 teachers: gaps of ≤ 5 votes, so the data-dependent ε saves (almost) nothing here
+    assert claimed == pytest.approx(8.0, rel=1e-6) and info["epsilon_data_independent"] >= claimed * (1 - 1e-9) and info["pate_calibration"] == "data_dependent"
+    assert claimed_di == pytest.approx(8.0, rel=1e-3) and info["pate_sigma"] <= info_di["pate_sigma"] * (1 + 1e-9)
+    rows = [dict(dataset="image", algo="pate", epsilon=8.0, attack="lia", claimed_epsilon=c, epsilon_sweep_mean=0.1, epsilon_sweep_std=0.0,
+                 repetitions=1, num_canaries=10, test_accuracy=0.5, test_log_loss=1.0, **{k: i[k] for k in ("pate_calibration", "epsilon_data_independent")})
+            for c, i in ((claimed, info), (claimed_di, info_di))]  # fmt: skip
+    table = build_table("obs_table1", pd.DataFrame(rows))
+    assert sorted(table["procedure"]) == ["ours", "paper"]
+    paper = table[table["procedure"] == "paper"].iloc[0]
+    assert paper["claimed_epsilon"] == pytest.approx(8.0) and paper["claimed_epsilon_data_independent"] == pytest.approx(info["epsilon_data_independent"])

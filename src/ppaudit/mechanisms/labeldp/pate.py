@@ -108,7 +108,10 @@ def pate_label_dp(
         query_features: ``(Q, d)`` public points to label.
         num_classes: C.
         num_teachers: number of teachers (≤ n).
-        sigma: GNMax noise σ.
+        sigma: GNMax noise σ, or a callable ``votes -> σ`` applied to the ``(Q, C)`` vote
+            histograms before aggregation (e.g. :func:`ppaudit.experiments.labeldp_release.pate_sigma_for_data_dependent_epsilon`,
+            the paper's calibration to a data-dependent ε; a σ chosen from the private votes
+            is not covered by a DP guarantee by itself). The σ used is ``details["sigma"]``.
         teacher_fit_predict_proba: model of the teachers.
         rng: numpy Generator.
         delta: δ of the claimed guarantee.
@@ -124,7 +127,7 @@ def pate_label_dp(
     Returns:
         :class:`LabelRelease` with ``labels`` the answers (−1 where unanswered), ``epsilon``
         the data-dependent ε, ``delta``, and ``details`` holding ``votes``, ``answered``,
-        ``teacher_assignment``, ``epsilon_data_independent``, ``rdp``, ``orders`` and
+        ``teacher_assignment``, ``sigma``, ``epsilon_data_independent``, ``rdp``, ``orders`` and
         ``student_proba``.
     """
     k = _check_num_classes(num_classes)
@@ -136,7 +139,7 @@ def pate_label_dp(
     t = check_positive_int(num_teachers, "num_teachers")
     if t > y.size:
         raise ValueError(f"num_teachers must be <= the number of labelled examples {y.size}, got {num_teachers}")
-    s = check_sigma(sigma)
+    s = None if callable(sigma) else check_sigma(sigma)
     d = check_probability(delta, "delta")
     gen = _check_rng(rng)
     if threshold is not None and sigma_threshold is None:
@@ -155,6 +158,8 @@ def pate_label_dp(
         if proba.shape != (xq.shape[0], k):
             raise ValueError(f"teacher_fit_predict_proba must return shape ({xq.shape[0]}, {k}), got {proba.shape}")
         votes[np.arange(xq.shape[0]), np.argmax(proba, axis=1)] += 1
+    if s is None:
+        s = check_sigma(sigma(votes))
     answers, answered = gnmax_aggregate(votes, s, gen, threshold, sigma_threshold)
     a = np.asarray(orders, dtype=np.float64)
     rdp = np.zeros(a.size)
@@ -179,6 +184,7 @@ def pate_label_dp(
         "votes": votes,
         "answered": answered,
         "teacher_assignment": assignment,
+        "sigma": s,
         "epsilon_data_independent": eps_di,
         "rdp": rdp,
         "orders": a,
