@@ -155,7 +155,8 @@ def stand_in_measure(row) -> str:
             parts.append(f"released answers {100 * lacc:.0f} % right ({int(nans)} answered, σ = {sig:.3g})" if sig is not None and nans is not None
                          else f"released answers {100 * lacc:.0f} % right")  # fmt: skip
         cal, edi = row.get("pate_calibration"), num("epsilon_data_independent")
-        if cal == "data_dependent" and edi is not None and math.isfinite(edi):
+        eps = pd.to_numeric(row.get("epsilon", math.nan), errors="coerce")
+        if cal == "data_dependent" and edi is not None and not (isinstance(eps, float) and math.isinf(eps)):
             parts.append(f"σ calibrated to the data-dependent ε (paper; not a DP guarantee by itself), data-independent ε of the release {edi:.3g}")
     return "; ".join(parts)
 
