@@ -229,7 +229,7 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
         sigma = pate_sigma_for_epsilon(epsilon, nq, delta, s1)
     q = rng.permutation(len(y))[:nq]
     idx_all = np.arange(len(y))[:, None]
-    teacher_model = dict(model, **settings.get("teacher_model", {}))
+    teacher_model = dict(model, **{key: v for key, v in (settings.get("teacher_model") or {}).items() if v is not None})  # null: the model's
 
     def teacher_fp(xi, yi, xq):
         return fit_predict_soft(data.name, _subset(data.x_target, xi[:, 0]), yi, [_subset(data.x_target, xq[:, 0])], k, teacher_model, seed)[0]
