@@ -81,6 +81,21 @@ def test_compare_fills_values_and_statuses(tmp_path):
     assert out.loc["e", "status"] == "not computed" and math.isnan(out.loc["e", "ours"])
 
 
+def test_far_rows_carry_the_measured_cause(tmp_path):
+    """A row more than 2x from the paper gets its result row's stand_in_measure in the note; the others not (ms)."""
+    (tmp_path / "results").mkdir()
+    pd.DataFrame({"algo": ["far", "near", "low"], "eps_mean": [0.1, 1.5, 3.0], "stand_in_measure": ["test accuracy 10.0 %", "x", "y"]}).to_csv(
+        tmp_path / "results" / "m.csv", index=False
+    )
+    nums = pd.DataFrame({"id": ["f", "n", "l"], "paper": "P", "where": "T", "quantity": "q", "setting": "s", "paper_value": [1.0, 1.0, 1.0],
+                         "paper_std": math.nan, "result_file": "results/m.csv", "query": ["algo == 'far'", "algo == 'near'", "algo == 'low'"],
+                         "column": "eps_mean", "note": ["stand-in", "", ""]})  # fmt: skip
+    out = compare_with_paper(nums, tmp_path, available=["results/m.csv"]).set_index("id")
+    assert out.loc["f", "note"] == "stand-in; more than 2x from the paper; stand-in, measured: test accuracy 10.0 %"
+    assert out.loc["n", "note"] == ""
+    assert out.loc["l", "note"].endswith("measured: y")  # 3x above the paper counts too
+
+
 # The label-DP tables hold one row per (algorithm, ε) model of their dataset (rule tabulate_labeldp).
 LABELDP_TABLE_DATASET = {"obs_table1": "image", "obs_table2": "tabular", "obs_table4": "image", "obs_table5": "tabular", "obs_table6": "image"}
 

@@ -16,12 +16,21 @@ noised images of the reference half — image data only), ``lp_2st``, ``alibi`` 
 (with ``alibi_prior: iterative`` — the ALIBI authors' default — the soft labels are
 recomputed at the start of every epoch with the model's current predictions as the prior;
 ``uniform``: one uniform-prior posterior; AGIBI's σ by ``agibi_calibration: rdp | analytic``),
-``pate`` (PATE on ``pate_queries`` public feature vectors of the target half, σ calibrated so
-that the data-independent ε of GNMax equals the requested ε; the student is PATE-FM's
+``pate`` (PATE on ``pate_queries`` public feature vectors of the target half, σ calibrated by
+``pate_calibration``: ``data_dependent`` — the paper's, Malek et al. 2021 after Papernot et
+al. 2018: the data-dependent ε of the teachers' votes equals the requested ε, which is not a
+DP guarantee by itself (:func:`pate_sigma_for_data_dependent_epsilon`) — or
+``data_independent`` — ours, sound: the data-independent ε of GNMax equals it; the
+claimed ε is the chosen one, the data-independent ε of the same release goes beside it
+(``epsilon_data_independent``); the student is PATE-FM's
 FixMatch student, :mod:`ppaudit.mechanisms.fixmatch`, on the MLP datasets when
 ``pate_student: fixmatch``, with every target-half feature vector as unlabelled data, and a
-plain supervised student otherwise — CatBoost on the tabular stand-in). ε = ∞ means the
-true labels (no noise) for every mechanism.
+plain supervised student otherwise — CatBoost on the tabular stand-in; the teachers' model is
+``model`` updated by ``teacher_model``, so that teachers of a few dozen points can be fitted
+to them while the student keeps its own schedule). ε = ∞ means the true labels (no noise)
+for every mechanism but PATE, whose ε = ∞ is the noise-free teacher plurality.
+:func:`pate_label_quality` measures what the student learns from (ours: the teachers' and the
+released answers' accuracy), which paper_comparison quotes beside a row far from the paper.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import numpy as np
 from ..models.soft_label import fit_predict_soft
 from .labeldp_data import LabelDPData
 
-__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
+__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_label_quality", "pate_epsilon_data_dependent", "pate_sigma_for_data_dependent_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
 
 #: The label-DP release algorithms that :func:`release_labels` implements.
 ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
@@ -73,6 +82,74 @@ def pate_sigma_for_epsilon(epsilon: float, num_queries: int, delta: float, sigma
             lo = mid
         else:
             hi = mid
+    return hi
+
+
+#: PATE's σ calibrations (``labeldp.datasets.*.pate_calibration``): the paper's (data-dependent ε) and ours (data-independent).
+PATE_CALIBRATIONS = {"data_dependent": "paper", "data_independent": "ours"}
+
+
+def pate_epsilon_data_dependent(votes, sigma: float, delta: float, threshold: float | None = None, sigma_threshold: float | None = None) -> float:
+    """Data-dependent ε of PATE's release of ``votes`` at GNMax noise σ (Papernot et al. 2018), the ε Malek et al. 2021 state for PATE-FM.
+
+    Plain GNMax (``threshold`` None, every query answered): the data-dependent RDP of every
+    query (:func:`ppaudit.accounting.gnmax_rdp_data_dependent`, Prop. 7 + Thm 6), summed —
+    the ε :func:`ppaudit.mechanisms.labeldp.pate_label_dp` reports. Confident-GNMax: the
+    expected cost of the authors' ``analysis.py``, :func:`ppaudit.accounting.confident_gnmax_rdp`
+    (data-dependent threshold check + Pr[answered] · GNMax), summed. Converted to (ε, δ) by
+    :func:`ppaudit.accounting.rdp_to_dp` on the PATE orders.
+
+    The result is a function of the private votes: not a DP guarantee by itself (the papers
+    release it without the smooth-sensitivity step of Papernot et al. 2018, §4.3).
+    """
+    from ..accounting import confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
+    from ..mechanisms.labeldp import DEFAULT_ORDERS
+
+    if threshold is None:
+        rdp = gnmax_rdp_data_dependent(votes, sigma, DEFAULT_ORDERS)
+    else:
+        rdp = confident_gnmax_rdp(votes, threshold, sigma_threshold, sigma, DEFAULT_ORDERS)
+    return float(rdp_to_dp(np.atleast_2d(rdp).sum(axis=0), DEFAULT_ORDERS, delta))
+
+
+def pate_sigma_for_data_dependent_epsilon(epsilon: float, votes, delta: float, threshold: float | None = None,
+                                          sigma_threshold: float | None = None) -> float:
+    """The paper's calibration of GNMax's σ (σ₂ of Malek et al. 2021, App. A Table 3): the
+    smallest σ whose data-dependent ε on the teachers' ``votes`` (:func:`pate_epsilon_data_dependent`)
+    is at most ``epsilon``.
+
+    Malek et al. state PATE-FM's ε as Papernot et al. 2018's data-dependent ε of the answered
+    queries, whose RDP is not monotone in σ (a smaller σ lowers the cost of a confident
+    query); σ is scanned from below on a geometric grid (0.1 … 10⁵, 10 points a decade) and the
+    first crossing refined by 40 geometric bisection steps. The votes are private, so the
+    calibrated σ and its ε are not a DP guarantee by themselves (ours beside it:
+    :func:`pate_sigma_for_epsilon`, data-independent, sound).
+
+    Raises:
+        ValueError: for ε not finite and positive, or when no σ on the grid reaches ε (e.g.
+            the threshold checks alone cost more).
+    """
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    v = np.atleast_2d(np.asarray(votes))
+
+    def eps_of(s):
+        return pate_epsilon_data_dependent(v, s, delta, threshold, sigma_threshold)
+
+    grid = np.geomspace(0.1, 1e5, 61)
+    hit = next((i for i, s in enumerate(grid) if eps_of(s) <= epsilon), None)
+    if hit is None:
+        raise ValueError(f"no GNMax sigma up to {grid[-1]:g} has data-dependent epsilon <= {epsilon} "
+                         f"(pate_threshold={threshold}, pate_sigma_threshold={sigma_threshold}: the checks alone may cost more)")  # fmt: skip
+    if hit == 0:
+        return float(grid[0])
+    lo, hi = float(grid[hit - 1]), float(grid[hit])
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        if eps_of(mid) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
     return hi
 
 
@@ -141,27 +218,100 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     thr, s1 = settings.get("pate_threshold"), settings.get("pate_sigma_threshold")
     if (thr is None) != (s1 is None):
         raise ValueError(f"pate_threshold and pate_sigma_threshold go together, got {thr!r} and {s1!r}")
-    sigma = 1e-6 if math.isinf(epsilon) else pate_sigma_for_epsilon(epsilon, nq, delta, s1)
+    calib = settings.get("pate_calibration", "data_independent")
+    if calib not in PATE_CALIBRATIONS:
+        raise ValueError(f"unknown pate_calibration {calib!r}; choose one of {list(PATE_CALIBRATIONS)}")
+    if math.isinf(epsilon):
+        sigma = 1e-6
+    elif calib == "data_dependent":  # the paper's: σ from the teachers' votes (not a DP guarantee by itself)
+        def sigma(votes):
+            return pate_sigma_for_data_dependent_epsilon(epsilon, votes, delta, None if thr is None else float(thr), None if s1 is None else float(s1))
+    else:
+        sigma = pate_sigma_for_epsilon(epsilon, nq, delta, s1)
     q = rng.permutation(len(y))[:nq]
     idx_all = np.arange(len(y))[:, None]
-    teacher_model = dict(model, **settings.get("teacher_model", {}))
+    teacher_model = dict(model, **{key: v for key, v in (settings.get("teacher_model") or {}).items() if v is not None})  # null: the model's
 
     def teacher_fp(xi, yi, xq):
         return fit_predict_soft(data.name, _subset(data.x_target, xi[:, 0]), yi, [_subset(data.x_target, xq[:, 0])], k, teacher_model, seed)[0]
 
+    def teachers_block(xis, yis, xq):
+        """The teachers as stacked MLPs of one training-set size each (:func:`ppaudit.models.soft_mlp.soft_mlp_fit_predict_block`):
+        the models of ``teacher_fp`` up to the batched products' rounding, in a fraction of the time."""
+        from ..models.soft_mlp import soft_mlp_fit_predict_block
+
+        xp = [_subset(data.x_target, xq[:, 0])]
+        out: list = [None] * len(xis)
+        sizes: dict[int, list[int]] = {}
+        for i, xi in enumerate(xis):
+            sizes.setdefault(len(xi), []).append(i)
+        for idx in sizes.values():
+            fits = soft_mlp_fit_predict_block([_subset(data.x_target, xis[i][:, 0]) for i in idx], [yis[i] for i in idx], [xp] * len(idx), k,
+                                              teacher_model, [seed] * len(idx))  # fmt: skip
+            for i, probs in zip(idx, fits):
+                out[i] = probs[0]
+        return out
+
     if thr is not None and math.isinf(epsilon):
         thr = s1 = None  # ε = ∞: no noise, every query answered
+    block = teachers_block if _mlp_features(data, teacher_model) else None
     rel = L.pate_label_dp(idx_all, y, idx_all[q], k, int(settings["pate_teachers"]), sigma, teacher_fp, rng, delta=delta,
-                          threshold=None if thr is None else float(thr), sigma_threshold=None if s1 is None else float(s1))  # fmt: skip
+                          threshold=None if thr is None else float(thr), sigma_threshold=None if s1 is None else float(s1),
+                          teachers_fit_predict_proba=block)  # fmt: skip
     ans = rel.details["answered"]
     if not np.any(ans):
         raise ValueError(f"Confident-GNMax answered no query (pate_threshold={thr}); lower the threshold")
-    info = {"pate_sigma": sigma, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
-            "pate_student": pate_student_label(data.name, settings)}  # fmt: skip
+    sigma = float(rel.details["sigma"])
+    info = {"pate_sigma": sigma, "pate_calibration": calib, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
+            "pate_student": pate_student_label(data.name, settings), **pate_label_quality(rel.details["votes"], y[q], rel.labels, ans)}  # fmt: skip
     if info["pate_student"] == "fixmatch":
         info["_unlabeled"] = data.x_target  # public features of the target half
-    claimed = math.inf if math.isinf(epsilon) else float(rel.details["epsilon_data_independent"])
+    if math.isinf(epsilon):
+        claimed = math.inf
+    elif calib == "data_dependent":  # the paper's ε (data-dependent), the sound one beside it in info
+        claimed = pate_epsilon_data_dependent(rel.details["votes"], sigma, delta, None if thr is None else float(thr), None if s1 is None else float(s1))
+    else:
+        claimed = float(rel.details["epsilon_data_independent"])
     return _subset(data.x_target, q[ans]), rel.labels[ans], claimed, info
+
+
+def pate_label_quality(votes: np.ndarray, y_true: np.ndarray, labels: np.ndarray, answered: np.ndarray) -> dict:
+    """What the PATE student learns from (ours, a diagnostic measured on the release; no privacy cost is
+    claimed for it, it reads the true labels and is never published as a label).
+
+    Args:
+        votes: ``(queries, k)`` teacher vote counts (``details["votes"]`` of
+            :func:`ppaudit.mechanisms.labeldp.pate_label_dp`).
+        y_true: the queries' true labels.
+        labels: the released answers (−1 where unanswered).
+        answered: the answered mask.
+
+    Returns:
+        ``pate_teacher_accuracy`` (mean share of teachers voting the true label),
+        ``pate_plurality_accuracy`` (noise-free plurality vote = true label),
+        ``pate_label_accuracy`` (released answer = true label, over the answered queries) and
+        ``pate_consensus`` (mean share of the plurality vote), each in [0, 1].
+
+    Raises:
+        ValueError: for mismatched shapes.
+    """
+    votes, y_true = np.asarray(votes), np.asarray(y_true)
+    labels, answered = np.asarray(labels), np.asarray(answered, dtype=bool)
+    if votes.ndim != 2 or not (votes.shape[0] == y_true.size == labels.size == answered.size):
+        raise ValueError(f"votes {votes.shape}, y_true {y_true.shape}, labels {labels.shape} and answered {answered.shape} must share one length")
+    teachers = votes.sum(axis=1)
+    rows = np.arange(y_true.size)
+    return {
+        "pate_teacher_accuracy": float(np.mean(votes[rows, y_true] / teachers)),
+        "pate_plurality_accuracy": float(np.mean(votes.argmax(axis=1) == y_true)),
+        "pate_label_accuracy": float(np.mean(labels[answered] == y_true[answered])) if answered.any() else float("nan"),
+        "pate_consensus": float(np.mean(votes.max(axis=1) / teachers)),
+    }
+
+
+def _mlp_features(data: LabelDPData, model: dict) -> bool:
+    """Whether ``model`` on ``data`` is the soft-label MLP on feature vectors (not CatBoost, not a torch network on images)."""
+    return data.name != "tabular" and not model.get("arch") and not hasattr(data.x_target, "iloc") and np.ndim(data.x_target) == 2
 
 
 def _floor_prior(probs: np.ndarray) -> np.ndarray:

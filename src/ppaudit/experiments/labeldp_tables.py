@@ -123,7 +123,43 @@ def _fmt(mean, std, digits=2):
 
 
 #: Mechanism extras of a target model's metrics copied into its audit rows.
-AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration")
+AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_calibration", "epsilon_data_independent", "pate_sigma", "pate_answered", "pate_teacher_accuracy",
+                    "pate_plurality_accuracy", "pate_label_accuracy", "pate_consensus")
+
+
+def stand_in_measure(row) -> str:
+    """The measured numbers that say what a target model learned (ours): its test accuracy, mean top-class
+    probability (confidence; above the accuracy = overconfident) and log-loss and,
+    for PATE, the teachers' mean accuracy on the queries, the noise-free plurality's accuracy, the share of
+    released answers that are right, the answered count and σ (:func:`ppaudit.experiments.labeldp_release.pate_label_quality`).
+
+    ``paper_comparison`` appends it to a row's note when ours and the paper's value differ by more than 2×
+    (:func:`ppaudit.experiments.paper_comparison.compare_with_paper`). Missing entries (bundles written
+    before these keys existed) are left out.
+    """
+    def num(key):
+        v = pd.to_numeric(row.get(key, ""), errors="coerce")
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    parts = []
+    acc, ll, conf = num("test_accuracy"), num("test_log_loss"), num("test_confidence")
+    if acc is not None:
+        parts.append(f"test accuracy {100 * acc:.1f} %" + (f" at mean confidence {100 * conf:.1f} %" if conf is not None else ""))
+    if ll is not None:
+        parts.append(f"test log-loss {ll:.3f}")
+    if row.get("algo") == "pate":
+        tacc, pacc, lacc = num("pate_teacher_accuracy"), num("pate_plurality_accuracy"), num("pate_label_accuracy")
+        if tacc is not None:
+            parts.append(f"teachers {100 * tacc:.0f} % right on the queries (mean), noise-free plurality {100 * pacc:.0f} %")
+        if lacc is not None:
+            sig, nans = num("pate_sigma"), num("pate_answered")
+            parts.append(f"released answers {100 * lacc:.0f} % right ({int(nans)} answered, σ = {sig:.3g})" if sig is not None and nans is not None
+                         else f"released answers {100 * lacc:.0f} % right")  # fmt: skip
+        cal, edi = row.get("pate_calibration"), num("epsilon_data_independent")
+        eps = pd.to_numeric(row.get("epsilon", math.nan), errors="coerce")
+        if cal == "data_dependent" and edi is not None and not (isinstance(eps, float) and math.isinf(eps)):
+            parts.append(f"σ calibrated to the data-dependent ε (paper; not a DP guarantee by itself), data-independent ε of the release {edi:.3g}")
+    return "; ".join(parts)
 
 
 def audit_target_models(models, bundle: dict, reference: dict, dataset: str, settings: dict, seed: int) -> pd.DataFrame:
@@ -144,7 +180,8 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
     Returns:
         One row per (model, attack): ``dataset``, ``algo``, ``epsilon`` (∞ as ``inf``),
         :func:`audit_model`'s columns, ``claimed_epsilon``, ``test_accuracy``,
-        ``test_log_loss`` and the mechanism extras.
+        ``test_log_loss``, ``test_confidence`` (mean top-class probability on the test set) and
+        the mechanism extras.
 
     Raises:
         ValueError: for a model missing from the bundle.
@@ -167,10 +204,36 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
         df["claimed_epsilon"] = float(m["claimed_epsilon"])
         df["test_accuracy"] = m["test_accuracy"]
         df["test_log_loss"] = m["test_log_loss"]
+        df["test_confidence"] = float(np.mean(np.max(m["test_probs"], axis=1)))  # beside the accuracy: over/under-confidence
         for key in AUDIT_EXTRA_KEYS:
             df[key] = m.get(key, "")
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+#: The markdown note under a table with PATE rows calibrated by the paper's procedure.
+PATE_DATA_DEPENDENT_NOTE = (
+    "PATE rows with procedure `paper`: σ is calibrated so that the data-dependent ε (Papernot et al. 2018, GNMax data-dependent RDP; "
+    "how Malek et al. 2021 state PATE-FM's ε) equals the ε of the column; it is a function of the private teacher votes and not a DP "
+    "guarantee by itself. `claimed_epsilon_data_independent` is the sound (data-independent) ε of the same release."
+)
+
+
+def claim_procedure(row) -> str:
+    """Whose calibration the row's claimed ε follows: ``paper`` or ``ours`` (PATE by ``pate_calibration``,
+    :data:`ppaudit.experiments.labeldp_release.PATE_CALIBRATIONS`; AGIBI ``analytic`` is ours; the rest the papers')."""
+    from .labeldp_release import PATE_CALIBRATIONS
+
+    if row.get("algo") == "pate":
+        cal = row.get("pate_calibration")
+        return PATE_CALIBRATIONS.get(cal if isinstance(cal, str) and cal else "data_independent", "ours")
+    return "ours" if row.get("algo") == "agibi" and row.get("agibi_calibration") == "analytic" else "paper"
+
+
+def data_independent_claim(row) -> float:
+    """The sound data-independent ε of a PATE release (NaN for the other mechanisms, whose claim is data-independent)."""
+    v = pd.to_numeric(row.get("epsilon_data_independent", ""), errors="coerce") if row.get("algo") == "pate" else float("nan")
+    return float("inf") if row.get("algo") == "pate" and math.isinf(float(row["epsilon"])) else float(v)
 
 
 def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -189,9 +252,10 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
             rows.append(
                 dict(
                     dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
-                    claimed_epsilon=float(r["claimed_epsilon"]), epsilon_mean=r[f"epsilon_{col}_mean"], epsilon_std=r[f"epsilon_{col}_std"],
+                    claimed_epsilon=float(r["claimed_epsilon"]), procedure=claim_procedure(r), claimed_epsilon_data_independent=data_independent_claim(r),
+                    epsilon_mean=r[f"epsilon_{col}_mean"], epsilon_std=r[f"epsilon_{col}_std"],
                     ours=_fmt(r[f"epsilon_{col}_mean"], r[f"epsilon_{col}_std"]),
-                    repetitions=int(r["repetitions"]), num_canaries=int(r["num_canaries"]),
+                    repetitions=int(r["repetitions"]), num_canaries=int(r["num_canaries"]), stand_in_measure=stand_in_measure(r),
                 )
             )  # fmt: skip
     elif table in ("obs_table4", "obs_table5"):
@@ -200,8 +264,9 @@ def build_table(table: str, audits: pd.DataFrame, paper_numbers: pd.DataFrame | 
             val = 100 * r[metric] if table == "obs_table4" else r[metric]
             rows.append(
                 dict(dataset=r["dataset"], algorithm=algo_label(r["algo"], r["dataset"], r.get("pate_student")), algo=r["algo"], epsilon_theory=float(r["epsilon"]),
-                     claimed_epsilon=float(r["claimed_epsilon"]), metric=("test accuracy (%)" if table == "obs_table4" else "test log-loss"),
-                     ours=round(float(val), 3))
+                     claimed_epsilon=float(r["claimed_epsilon"]), procedure=claim_procedure(r), claimed_epsilon_data_independent=data_independent_claim(r),
+                     metric=("test accuracy (%)" if table == "obs_table4" else "test log-loss"),
+                     ours=round(float(val), 3), stand_in_measure=stand_in_measure(r))
             )  # fmt: skip
     elif table == "obs_table7":
         for _, r in a.iterrows():

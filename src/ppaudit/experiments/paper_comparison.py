@@ -20,6 +20,10 @@ table's ``values`` text (:func:`ppaudit.experiments.findings_causes.parse_values
 A paper's ordering (Chadha et al. 2024, §5.4: "Pois-AdvQ compromises privacy more than Nat-AdvQ
 in PATE") is a row whose ``paper_value`` is 1 (the paper states it holds) and whose ``column`` is
 the findings table's ``holds`` (ours: 1 or 0).
+
+Where ours and the paper's value differ by more than 2× (:data:`FAR_FACTOR`) and the result
+table carries a ``stand_in_measure`` column (the label-DP tables), that row's measured numbers
+are appended to the note, so the reader sees what the stand-in learned (ours).
 """
 
 from __future__ import annotations
@@ -112,6 +116,25 @@ def _lookup(frame: pd.DataFrame, query: str, column: str) -> tuple[float | None,
     return float(value), ""
 
 
+#: Ours and the paper's value further apart than this factor get the result row's measured cause in the note.
+FAR_FACTOR = 2.0
+
+
+def _far_measure(frame: pd.DataFrame, query: str, ours: float, paper: float) -> str:
+    """The ``stand_in_measure`` of the selected result row (label-DP tables,
+    :func:`ppaudit.experiments.labeldp_tables.stand_in_measure`) when ``ours`` and ``paper`` differ
+    by more than :data:`FAR_FACTOR` (either way, or in sign), else ``""``."""
+    if "stand_in_measure" not in frame.columns or not (math.isfinite(ours) and math.isfinite(paper)):
+        return ""
+    if ours > 0 and paper > 0 and max(ours / paper, paper / ours) <= FAR_FACTOR:
+        return ""
+    if ours == paper:
+        return ""
+    rows = frame.query(query) if query.strip() else frame
+    text = rows["stand_in_measure"].iloc[0] if len(rows) == 1 else ""
+    return text if isinstance(text, str) else ""
+
+
 def compare_with_paper(table: pd.DataFrame, base_dir: str | os.PathLike, available: Iterable[str]) -> pd.DataFrame:
     """One row per paper number with our value and a status (see the module docstring).
 
@@ -140,5 +163,8 @@ def compare_with_paper(table: pd.DataFrame, base_dir: str | os.PathLike, availab
                 out.update(status="not found", detail=why)
             else:
                 out.update(ours=value, difference=value - float(rec["paper_value"]), status="computed")
+                measure = _far_measure(cache[file], rec.get("query") or "", value, float(rec["paper_value"]))
+                if measure:
+                    out["note"] = "; ".join(x for x in (str(out.get("note") or "").strip(), f"more than 2x from the paper; stand-in, measured: {measure}") if x)
         rows.append(out)
     return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))

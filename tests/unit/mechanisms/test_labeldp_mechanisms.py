@@ -198,6 +198,30 @@ def test_pate_label_dp_consensus_and_accounting():
     assert not conf.details["answered"].any() and np.all(conf.labels == -1)
 
 
+def test_pate_label_dp_block_teachers_match_one_at_a_time():
+    """The block form of the teachers' model gets the same parts in teacher order and gives the same release (ms)."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 2))
+    y = (x[:, 0] > 0).astype(int)
+    xq = rng.normal(size=(40, 2))
+
+    def one(xt, yt, xp):  # a teacher that depends on its part: nearest labelled point
+        d = ((xp[:, None, :] - xt[None, :, :]) ** 2).sum(-1)
+        return np.eye(2)[yt[d.argmin(axis=1)]]
+
+    calls = []
+
+    def block(xs, ys, xp):
+        calls.append(len(xs))
+        return [one(a, b, xp) for a, b in zip(xs, ys)]
+
+    a = pate_label_dp(x, y, xq, 2, 7, 2.0, one, np.random.default_rng(9))
+    b = pate_label_dp(x, y, xq, 2, 7, 2.0, None, np.random.default_rng(9), teachers_fit_predict_proba=block)
+    assert calls == [7] and np.array_equal(a.details["votes"], b.details["votes"]) and np.array_equal(a.labels, b.labels)
+    with pytest.raises(ValueError, match="one array per teacher"):
+        pate_label_dp(x, y, xq, 2, 7, 2.0, None, np.random.default_rng(9), teachers_fit_predict_proba=lambda xs, ys, xp: block(xs, ys, xp)[:3])
+
+
 def test_gnmax_aggregate_threshold():
     votes = np.array([[10, 0, 0], [4, 3, 3]])
     ans, answered = gnmax_aggregate(votes, 1e-3, np.random.default_rng(0), threshold=8.0, sigma_threshold=1e-3)

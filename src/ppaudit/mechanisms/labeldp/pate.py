@@ -80,6 +80,7 @@ def pate_label_dp(
     sigma_threshold: float | None = None,
     student_fit_predict_proba: FitPredictProba | None = None,
     predict_features=None,
+    teachers_fit_predict_proba=None,
 ) -> LabelRelease:
     """PATE for label DP (Malek et al. 2021, §4; Papernot et al. 2018) with a plain student.
 
@@ -107,7 +108,10 @@ def pate_label_dp(
         query_features: ``(Q, d)`` public points to label.
         num_classes: C.
         num_teachers: number of teachers (≤ n).
-        sigma: GNMax noise σ.
+        sigma: GNMax noise σ, or a callable ``votes -> σ`` applied to the ``(Q, C)`` vote
+            histograms before aggregation (e.g. :func:`ppaudit.experiments.labeldp_release.pate_sigma_for_data_dependent_epsilon`,
+            the paper's calibration to a data-dependent ε; a σ chosen from the private votes
+            is not covered by a DP guarantee by itself). The σ used is ``details["sigma"]``.
         teacher_fit_predict_proba: model of the teachers.
         rng: numpy Generator.
         delta: δ of the claimed guarantee.
@@ -115,11 +119,15 @@ def pate_label_dp(
         threshold, sigma_threshold: Confident-GNMax parameters (T, σ₁), or ``None``.
         student_fit_predict_proba: model of the student, or ``None``.
         predict_features: points on which the student predicts (default ``query_features``).
+        teachers_fit_predict_proba: optional block form of the teachers' model,
+            ``fn(list of x parts, list of y parts, query_features) -> list of (Q, C)`` probabilities,
+            one per part in teacher order (e.g. stacked MLPs trained at once); used instead of
+            calling ``teacher_fit_predict_proba`` once per teacher.
 
     Returns:
         :class:`LabelRelease` with ``labels`` the answers (−1 where unanswered), ``epsilon``
         the data-dependent ε, ``delta``, and ``details`` holding ``votes``, ``answered``,
-        ``teacher_assignment``, ``epsilon_data_independent``, ``rdp``, ``orders`` and
+        ``teacher_assignment``, ``sigma``, ``epsilon_data_independent``, ``rdp``, ``orders`` and
         ``student_proba``.
     """
     k = _check_num_classes(num_classes)
@@ -131,19 +139,27 @@ def pate_label_dp(
     t = check_positive_int(num_teachers, "num_teachers")
     if t > y.size:
         raise ValueError(f"num_teachers must be <= the number of labelled examples {y.size}, got {num_teachers}")
-    s = check_sigma(sigma)
+    s = None if callable(sigma) else check_sigma(sigma)
     d = check_probability(delta, "delta")
     gen = _check_rng(rng)
     if threshold is not None and sigma_threshold is None:
         raise ValueError("threshold needs sigma_threshold (the noise of the threshold check), got None")
     assignment = gen.permutation(y.size) % t
     votes = np.zeros((xq.shape[0], k), dtype=np.int64)
-    for teacher in range(t):
-        part = np.flatnonzero(assignment == teacher)
-        proba = np.asarray(teacher_fit_predict_proba(x[part], y[part], xq))
+    parts = [np.flatnonzero(assignment == teacher) for teacher in range(t)]
+    if teachers_fit_predict_proba is not None:
+        probas = list(teachers_fit_predict_proba([x[p] for p in parts], [y[p] for p in parts], xq))
+        if len(probas) != t:
+            raise ValueError(f"teachers_fit_predict_proba must return one array per teacher ({t}), got {len(probas)}")
+    else:
+        probas = (teacher_fit_predict_proba(x[p], y[p], xq) for p in parts)
+    for proba in probas:
+        proba = np.asarray(proba)
         if proba.shape != (xq.shape[0], k):
             raise ValueError(f"teacher_fit_predict_proba must return shape ({xq.shape[0]}, {k}), got {proba.shape}")
         votes[np.arange(xq.shape[0]), np.argmax(proba, axis=1)] += 1
+    if s is None:
+        s = check_sigma(sigma(votes))
     answers, answered = gnmax_aggregate(votes, s, gen, threshold, sigma_threshold)
     a = np.asarray(orders, dtype=np.float64)
     rdp = np.zeros(a.size)
@@ -168,6 +184,7 @@ def pate_label_dp(
         "votes": votes,
         "answered": answered,
         "teacher_assignment": assignment,
+        "sigma": s,
         "epsilon_data_independent": eps_di,
         "rdp": rdp,
         "orders": a,
