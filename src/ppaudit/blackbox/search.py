@@ -66,6 +66,7 @@ from .._validation import as_orders, check_positive_int, check_probability
 from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_intervals
 from ..intervals import clopper_pearson
 from .claims import Claim
+from . import claim_test
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
 
 __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness", "SearchResult", "search_mechanism"]
@@ -739,6 +740,33 @@ def _pilot_classifier(o0, o1, n, plan, spec: ClassifierOutputs, seed: int):
     return oset, p0, p1, float(sc_c[j] if comp else sc_s[j]), f"classifier on {h}+{h} draws, threshold on {m}+{m}"
 
 
+def _exact_claim_test(au: MechanismAudit, pp0: float, pp1: float, n_pilot: int, claim: Claim, level: float,
+                      tests_rdp: bool, rng: np.random.Generator) -> None:
+    """Replace the ε test in ``au``'s verdict by the exact test of the ``(ε0, 0)`` claim (:mod:`.claim_test`).
+
+    Same level as the test it replaces (``β/(K·tests)``), so the whole-search union bound is
+    unchanged; the inequality tested (set or complement, which side) is chosen on the pilot
+    proportions ``pp0, pp1``. The Eq. (1) ε lower bound stays in ``au`` as a reported bound at
+    its own confidence; ``au.epsilon_violated`` now says whether the exact test rejected.
+    """
+    t = int(au.trials)
+    k0, k1 = int(au.counts0[0]), int(au.counts1[0])
+    comp, swap = claim_test.choose_direction(pp0, pp1, n_pilot, claim.epsilon)
+    if comp:
+        k0, k1 = t - k0, t - k1
+    if swap:
+        k0, k1 = k1, k0
+    p = claim_test.claim_test(k0, k1, t, claim.epsilon, rng)
+    rejected = p <= level
+    rdp_over = bool(tests_rdp and au.violated_orders.size > 0)
+    au.epsilon_violated = bool(rejected)
+    au.verdict = "violation" if (rdp_over or rejected) else "consistent"
+    au.details["claim_test"] = (f"exact test of P[M(D{'′' if swap else ''}) in {'not ' if comp else ''}O] <= "
+                                f"e^{claim.epsilon:g} P[M(D{'' if swap else '′'}) in {'not ' if comp else ''}O] "
+                                f"(binomial thinning + one-sided Fisher): p = {p:.3g}, level {level:.3g}")
+    au.details["claim_test_p"] = p
+
+
 def _resolve_outputs(outputs):
     if isinstance(outputs, ClassifierOutputs):
         return "classifier", outputs
@@ -874,6 +902,7 @@ def search_mechanism(
                              f"at delta={d}: nothing to test")
     n_tests = 1 if claim is None else int(tests_rdp) + int(tests_eps)
     plan = _Plan(a, t_cert, 1.0 - beta_k / n_tests, d, claim_rdp, claim_eps, tests_rdp, tests_eps)
+    exact = claim_test.applies(claim)  # the ε test of the verdict becomes the exact test of the claim (§ claim_test)
     takes_rng = _takes_rng(mechanism)
     gens = _generators(rng, 3 * len(pairs))  # per pair: pilot, certification, audit split
     chunk = 1_000_000
@@ -918,7 +947,11 @@ def search_mechanism(
                 counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
             base = audit_counts(counts[0], counts[1], a, confidence=1.0 - beta_k, claim=claim, delta=d,
                                 rng=gens[3 * i + 2], outputs=["in O", "not in O"], output_set=np.array([True, False]))
-            return MechanismAudit(**base.__dict__, trials=t_cert)
+            au = MechanismAudit(**base.__dict__, trials=t_cert)
+            if exact:
+                _exact_claim_test(au, pil[i][2], pil[i][3], n_pilot, claim, beta_k / n_tests, tests_rdp,
+                                  np.random.default_rng(gens[3 * i + 2].integers(0, 2**63 - 1)))
+            return au
 
         certs = dict(zip(chosen, _map(certify, chosen, jobs, bar)))
 
