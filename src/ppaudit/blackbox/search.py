@@ -53,6 +53,7 @@ argument above (anything that only reads pilot draws is free).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,7 @@ from .._validation import as_orders, check_positive_int, check_probability
 from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_intervals
 from ..intervals import clopper_pearson
 from .claims import Claim
-from . import claim_test
+from . import claim_test, families
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
 
 __all__ = ["DEFAULT_SEARCH_ORDERS", "ClassifierOutputs", "OutputSet", "Witness", "SearchResult", "search_mechanism"]
@@ -921,6 +922,13 @@ def search_mechanism(
             res = _pilot_classifier(o0, o1, n_pilot, plan, spec, seed)
         else:
             res = _pilot_counts(o0, o1, n_pilot, plan)
+            if mode == "auto" and families.many_values(o0, o1, n_pilot):  # too many cells to order: try bits too
+                seed = int(g.integers(0, 2**31 - 1))
+                bits = ClassifierOutputs("logistic", features=functools.partial(
+                    families.bit_features, bits=families.bits_needed(o0, o1)))
+                alt = _pilot_classifier(o0, o1, n_pilot, plan, bits, seed)
+                if alt[3] > res[3]:
+                    res = alt
         return (use, *res)
 
     with tqdm(total=len(pairs) + k, disable=not progress, desc="search_mechanism", unit="pair") as bar:
