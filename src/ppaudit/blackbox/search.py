@@ -30,7 +30,14 @@ stages on **independent draws** (CONVENTIONS item 23):
    in ``O``" and audited by :func:`~ppaudit.blackbox.audit_counts` (the one implementation of
    the per-query audit: 2-cut Clopper–Pearson RDP bound and Eq. (1) ε bound on the fixed set,
    Bonferroni over the RDP and ε tests as always) at confidence ``1 − β/K``,
-   ``K = min(certify_top, number of pairs)``.
+   ``K = min(certify_top, number of pairs)``. For a pure ``(ε0, 0)``-DP claim the verdict's ε
+   test is the exact test of the claim on the set (:mod:`.claim_test`: binomial thinning + one-sided
+   Fisher, StatDP's test; its direction chosen on the pilot) at the level the Eq. (1) test had, so
+   the union bound below is unchanged; the Eq. (1) ε lower bound is still reported beside it.
+
+   With ``outputs="auto"`` and integer outputs with more distinct values than the pilot can order
+   (:func:`.families.many_values`), the pilot also fits a logistic regression on their binary digits
+   (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot.
 
 Why the confidence holds for the whole search: everything chosen — which pairs, which output
 sets, which thresholds, which classifier — is a function of the pilot draws only, and the
