@@ -26,9 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
-import tempfile
 import time
 
 _STATDP = r"""
@@ -83,13 +83,18 @@ print(json.dumps({{"eps_lcb": float(w.lower_bound), "cpu": time.process_time() -
 
 
 def _peer(python, code, timeout):
+    """Run a peer in a subprocess; its CPU is the children's user + system time (its workers included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return res
 
 
 def main(argv=None) -> int:

@@ -51,3 +51,20 @@ def test_exact_claim_test_flags_svt4_at_a_small_claim():
     found = sum(search_mechanism(case.audited, case.neighbours(), 200_000, rng=s, claim=Claim.dp(0.1)).violation
                 for s in range(3))
     assert found >= 2
+
+
+def test_bench_peers_skips_cleanly_without_checkouts(capsys, tmp_path):
+    """bench/bench_peers.py never needs the peers: without paths (or with a folder that is not a
+    checkout) it says so and returns 0 (< 0.1 s)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "bench_peers.py"
+    spec = importlib.util.spec_from_file_location("bench_peers", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([]) == 0
+    assert "skipped" in capsys.readouterr().out
+    assert mod.main(["--statdp", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "has no statdp/ package folder" in out and "no peer checkout given" in out
