@@ -104,6 +104,7 @@ def main(argv=None) -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter that imports the peers")
     ap.add_argument("--draws", type=int, default=200_000)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed … first-seed + seeds − 1")
     ap.add_argument("--epsilon", type=float, default=0.1)
     ap.add_argument("--cases", default="rnm_laplace_value,svt4,svt6")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per peer run")
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
     rows = []
     for name in args.cases.split(","):
         c = cases[name]
-        for s in range(args.seeds):
+        for s in range(args.first_seed, args.first_seed + args.seeds):
             t0 = time.process_time()
             r = search_mechanism(c.audited, c.neighbours(), args.draws, rng=s, claim=Claim.dp(args.epsilon),
                                  outputs=c.outputs)
