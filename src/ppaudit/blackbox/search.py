@@ -30,7 +30,14 @@ stages on **independent draws** (CONVENTIONS item 23):
    in ``O``" and audited by :func:`~ppaudit.blackbox.audit_counts` (the one implementation of
    the per-query audit: 2-cut Clopper–Pearson RDP bound and Eq. (1) ε bound on the fixed set,
    Bonferroni over the RDP and ε tests as always) at confidence ``1 − β/K``,
-   ``K = min(certify_top, number of pairs)``.
+   ``K = min(certify_top, number of pairs)``. For a pure ``(ε0, 0)``-DP claim the verdict's ε
+   test is the exact test of the claim on the set (:mod:`.claim_test`: binomial thinning + one-sided
+   Fisher, StatDP's test; its direction chosen on the pilot) at the level the Eq. (1) test had, so
+   the union bound below is unchanged; the Eq. (1) ε lower bound is still reported beside it.
+
+   With ``outputs="auto"`` and integer outputs with more distinct values than the pilot can order
+   (:func:`.families.many_values`), the pilot also fits a logistic regression on their binary digits
+   (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot.
 
 Why the confidence holds for the whole search: everything chosen — which pairs, which output
 sets, which thresholds, which classifier — is a function of the pilot draws only, and the
@@ -53,6 +60,7 @@ argument above (anything that only reads pilot draws is free).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -67,6 +75,7 @@ from .._validation import as_orders, check_positive_int, check_probability
 from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_intervals
 from ..intervals import clopper_pearson
 from .claims import Claim
+from . import claim_test, families
 from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
 from .budget import SearchBudget, planned_draws, probe
 from .mechanism_checks import MechanismError
@@ -818,6 +827,33 @@ def _pilot_classifier(o0, o1, n, plan, spec: ClassifierOutputs, seed: int):
     return oset, p0, p1, float(sc_c[j] if comp else sc_s[j]), f"classifier on {h}+{h} draws, threshold on {m}+{m}"
 
 
+def _exact_claim_test(au: MechanismAudit, pp0: float, pp1: float, n_pilot: int, claim: Claim, level: float,
+                      tests_rdp: bool, rng: np.random.Generator) -> None:
+    """Replace the ε test in ``au``'s verdict by the exact test of the ``(ε0, 0)`` claim (:mod:`.claim_test`).
+
+    Same level as the test it replaces (``β/(K·tests)``), so the whole-search union bound is
+    unchanged; the inequality tested (set or complement, which side) is chosen on the pilot
+    proportions ``pp0, pp1``. The Eq. (1) ε lower bound stays in ``au`` as a reported bound at
+    its own confidence; ``au.epsilon_violated`` now says whether the exact test rejected.
+    """
+    t = int(au.trials)
+    k0, k1 = int(au.counts0[0]), int(au.counts1[0])
+    comp, swap = claim_test.choose_direction(pp0, pp1, n_pilot, claim.epsilon)
+    if comp:
+        k0, k1 = t - k0, t - k1
+    if swap:
+        k0, k1 = k1, k0
+    p = claim_test.claim_test(k0, k1, t, claim.epsilon, rng)
+    rejected = p <= level
+    rdp_over = bool(tests_rdp and au.violated_orders.size > 0)
+    au.epsilon_violated = bool(rejected)
+    au.verdict = "violation" if (rdp_over or rejected) else "consistent"
+    au.details["claim_test"] = (f"exact test of P[M(D{'′' if swap else ''}) in {'not ' if comp else ''}O] <= "
+                                f"e^{claim.epsilon:g} P[M(D{'' if swap else '′'}) in {'not ' if comp else ''}O] "
+                                f"(binomial thinning + one-sided Fisher): p = {p:.3g}, level {level:.3g}")
+    au.details["claim_test_p"] = p
+
+
 def _resolve_outputs(outputs):
     if isinstance(outputs, ClassifierOutputs):
         return "classifier", outputs
@@ -980,6 +1016,7 @@ def search_mechanism(
     n_tests = 1 if claim is None else int(tests_rdp) + int(tests_eps)
     plan = _Plan(a, t_cert, 1.0 - beta_k / n_tests, d, claim_rdp, claim_eps, tests_rdp, tests_eps)
     chunk = budget.chunk(1_000_000)
+    exact = claim_test.applies(claim)  # the ε test of the verdict becomes the exact test of the claim (§ claim_test)
 
     def pilot(i):
         if i > 0 and budget.expired():  # left out of the pilot: never chosen (selection only; see budget.py)
@@ -996,6 +1033,13 @@ def search_mechanism(
             res = _pilot_classifier(o0, o1, n_pilot, plan, spec, seed)
         else:
             res = _pilot_counts(o0, o1, n_pilot, plan)
+            if mode == "auto" and families.many_values(o0, o1, n_pilot):  # too many cells to order: try bits too
+                seed = int(g.integers(0, 2**31 - 1))
+                bits = ClassifierOutputs("logistic", features=functools.partial(
+                    families.bit_features, bits=families.bits_needed(o0, o1)))
+                alt = _pilot_classifier(o0, o1, n_pilot, plan, bits, seed)
+                if alt[3] > res[3]:
+                    res = alt
         return (use, *res)
 
     total = planned_draws(t, pf, len(pairs), k)
@@ -1045,7 +1089,11 @@ def search_mechanism(
             base = audit_counts(counts[0], counts[1], a, confidence=1.0 - beta_k, claim=claim, delta=d,
                                 rng=gens[3 * i + 2], outputs=["in O", "not in O"], output_set=np.array([True, False]))
             samples[i] = tuple(kept)
-            return MechanismAudit(**base.__dict__, trials=n_i)
+            au = MechanismAudit(**base.__dict__, trials=n_i)
+            if exact:
+                _exact_claim_test(au, pil[i][2], pil[i][3], n_pilot, claim, beta_k / n_tests, tests_rdp,
+                                  np.random.default_rng(gens[3 * i + 2].integers(0, 2**63 - 1)))
+            return au
 
         certs = dict(zip(chosen, _map(certify, chosen, jobs, bar, 2 * t_cert)))
 
