@@ -67,8 +67,8 @@ Example:
     [149, 51]
 
 Modules: :mod:`.setup` (data, teacher examples, queries), :mod:`.votes` (the LLM stage),
-:mod:`.neighbours` (which teacher the canary replaces), :mod:`.audit`; the adversaries'
-prompts live in :mod:`ppaudit.adversaries.promptpate`.
+:mod:`.neighbours` (which teacher the canary replaces), :mod:`.audit`, :mod:`.canaries` (the
+adversaries' prompts, re-exported by :mod:`ppaudit.adversaries.promptpate`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""PromptPATE adversaries (Chadha et al. 2024, §5.3, App. D.2): the canary prompts of Nat-AdvQ, Pois-AdvQ and the four Pois-NatQ variants."""
+"""PromptPATE adversaries (Chadha et al. 2024, §5.3, App. D.2): the canary prompts of Nat-AdvQ, Pois-AdvQ and the four Pois-NatQ variants.
+
+The LLM stage of the mechanism (:mod:`.votes`) answers these prompts, so they live in the
+mechanism's package (below it in the layers); :mod:`ppaudit.adversaries.promptpate` re-exports
+every name (issue 37: no import from ``mechanisms`` up into ``adversaries``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..models.llm import Prompt, all_same_prompt, teacher_prompt
+from ...models.llm import Prompt, all_same_prompt, teacher_prompt
 
 __all__ = [
     "ADVERSARIES",
@@ -20,8 +25,8 @@ __all__ = [
     "pois_natq_prompts",
 ]
 
-if TYPE_CHECKING:  # runtime import would be circular (the mechanism imports its adversaries)
-    from ..mechanisms.promptpate.setup import PromptPateSetup
+if TYPE_CHECKING:  # annotations only
+    from .setup import PromptPateSetup
 
 
 #: The adversaries of PromptPATE (App. D.2): the same three as for PATE and CaPC.
