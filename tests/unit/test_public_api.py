@@ -105,7 +105,7 @@ def test_static_all_reads_the_literal_and_falls_back_to_the_module(tmp_path, mon
         "from ppaudit._lazy import attach_modules\n"
         "__getattr__, __dir__ = attach_modules(__name__, ('a', 'b', 'c'))\n"
     )
-    (pkg / "a.py").write_text('raise RuntimeError("imported")\n__all__ = [\n    "x",  # a comment\n    "y",\n]\n')
+    (pkg / "a.py").write_text('raise RuntimeError("imported")\n__all__ = [\n    "x",  # a comment (with a bracket]\n    "y",\n]\n')
     (pkg / "b.py").write_text('__all__: list[str] = ["z"]\nz = 1\n')
     (pkg / "c.py").write_text('_names = ["w"]\n__all__ = list(_names)\nw = 2\n')
     monkeypatch.syspath_prepend(str(tmp_path))
