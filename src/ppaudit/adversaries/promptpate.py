@@ -6,26 +6,7 @@ them, and ``mechanisms`` sits below ``adversaries``); this module keeps the impo
 
 from __future__ import annotations
 
-from ..mechanisms.promptpate.canaries import (
-    ADVERSARIES,
-    POIS_NATQ_VARIANTS,
-    confident_query,
-    most_voted_other_label,
-    nat_advq_prompts,
-    pois_advq_prompts,
-    pois_natq_prompts,
-    unconfident_query,
-    wrong_label_mapping,
-)
+from ..mechanisms.promptpate import canaries as _canaries
+from ..mechanisms.promptpate.canaries import *  # noqa: F403
 
-__all__ = [
-    "ADVERSARIES",
-    "POIS_NATQ_VARIANTS",
-    "most_voted_other_label",
-    "confident_query",
-    "unconfident_query",
-    "wrong_label_mapping",
-    "nat_advq_prompts",
-    "pois_advq_prompts",
-    "pois_natq_prompts",
-]
+__all__ = list(_canaries.__all__)
