@@ -11,14 +11,21 @@ a name on first access and caches the value in the package namespace, so
 * ``ppaudit.audit.bounds`` (the sub-module as an attribute) still works;
 * ``from ppaudit.audit import *`` and ``ppaudit.audit.__all__`` are what they were.
 
-The table of names is written out in each ``__init__`` (module → its ``__all__``, in the order
-of the former star imports); ``tests/unit/test_public_api.py`` checks that it equals every
-module's ``__all__`` and that every name resolves to the module's own object.
+A package that re-exports every name of its modules (formerly ``from .m import *``) names only
+the modules, in the order of the former star imports (:func:`attach_modules`): the names are its
+modules' own ``__all__``, read from their source files at the first look-up (nothing is
+imported for it; cached), so a name is never written twice. A package that
+re-exports chosen names writes its table out (:func:`attach`).
+``tests/unit/test_public_api.py`` checks that every table equals the modules' ``__all__`` and
+that every name resolves to the module's own object.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -63,6 +70,83 @@ def attach(
         return sorted(set(vars(sys.modules[package])) | set(public) | modules)
 
     return public, __getattr__, __dir__
+
+
+_ALL_LINE = re.compile(r"^__all__\b", re.MULTILINE)
+_COMMENT = re.compile(r"#[^\n]*")
+#: ``__all__ = [...]`` / ``(...)`` (or ``__all__: list[str] = [...]``) ending its line, comments
+#: removed: group 1 is what the brackets hold.
+_ALL_STATEMENT = re.compile(r"__all__[ \t]*(?::[^=\n]*)?=[ \t]*[\[(](.*?)[\])][ \t]*$", re.MULTILINE | re.DOTALL)
+#: What a literal list of names may hold: quoted identifiers, commas and blanks.
+_NAMES_ONLY = re.compile(r"""(?:\s|,|"\w+"|'\w+')*""")
+_NAME = re.compile(r"""["'](\w+)["']""")
+
+
+def static_all(package: str, module: str) -> tuple[str, ...]:
+    """The ``__all__`` of ``package.module``, read from its source without importing it.
+
+    The first top-level ``__all__ = [...]`` (or ``__all__: list[str] = [...]``) of the file is
+    read when it is a literal list or tuple of quoted names (comments allowed), with regular
+    expressions: no import at all, not even :mod:`ast` (a few ms per process). A module whose
+    source is not at hand, or whose ``__all__`` is anything else (computed, concatenated), is
+    imported and its ``__all__`` read. ``tests/unit/test_public_api.py`` checks the reading
+    against the imported ``__all__`` of every package that uses it.
+
+    Args:
+        package: the package's ``__name__`` (already in ``sys.modules``).
+        module: the sub-module's name relative to it (a module or a sub-package).
+    """
+    folder = os.path.dirname(sys.modules[package].__file__)  # os.path: pathlib costs an import here
+    for path in (os.path.join(folder, f"{module}.py"), os.path.join(folder, module, "__init__.py")):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        start = _ALL_LINE.search(text)
+        found = None if start is None else _ALL_STATEMENT.match(_COMMENT.sub("", text[start.start():]))
+        if found is not None and _NAMES_ONLY.fullmatch(found.group(1)):
+            return tuple(_NAME.findall(found.group(1)))
+        break
+    return tuple(importlib.import_module(f"{package}.{module}").__all__)
+
+
+def attach_modules(
+    package: str,
+    modules: Sequence[str],
+    submodules: Sequence[str] = (),
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` of a package that re-exports every name of ``modules``.
+
+    As :func:`attach` with the table ``{module: module.__all__}``, the ``__all__`` read by
+    :func:`static_all` on the first look-up of any attribute the package has not cached yet (the
+    package's ``__all__`` and ``_EXPORTS`` come from ``__getattr__`` too, so importing the
+    package reads no file).
+
+    Args:
+        package: the package's ``__name__``.
+        modules: the sub-modules (relative names) whose ``__all__`` the package re-exports, in
+            the order of the former star imports: a name in two of them resolves to the later.
+        submodules: further sub-modules that are attributes of the package but export nothing.
+    """
+
+    @functools.cache
+    def table() -> tuple[dict[str, tuple[str, ...]], Callable[[str], Any], Callable[[], list[str]], list[str]]:
+        exports = {module: static_all(package, module) for module in modules}
+        public, getattr_, dir_ = attach(package, exports, submodules)
+        return exports, getattr_, dir_, public
+
+    def __getattr__(name: str) -> Any:
+        if name in ("__all__", "_EXPORTS"):
+            value = list(table()[3]) if name == "__all__" else dict(table()[0])
+            setattr(sys.modules[package], name, value)  # later look-ups do not come here
+            return value
+        return table()[1](name)
+
+    def __dir__() -> list[str]:
+        return table()[2]()
+
+    return __getattr__, __dir__
 
 
 class LazyImport:

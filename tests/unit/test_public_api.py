@@ -5,7 +5,9 @@ The sub-packages' ``__init__`` re-export their modules' public names lazily (PEP
 API must not change: every name of each ``__all__`` is importable (``from pkg import name``,
 ``pkg.name``, ``from pkg import *``) and is the very object of the module that defines it; each
 ``_EXPORTS`` table lists exactly a module's ``__all__`` (for the packages that re-exported
-``from .module import *``), so a name added to a module's ``__all__`` and not to the table fails here.
+``from .module import *``; since issue 37 those derive the table from the modules' source with
+:func:`ppaudit._lazy.attach_modules`, and this checks the static reading against the imported
+``__all__``).
 """
 
 from __future__ import annotations
@@ -90,3 +92,30 @@ def test_one_module_does_not_load_its_siblings():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "", f"loaded {out[0]}"
     assert out[1] == "False False"
+
+
+def test_static_all_reads_the_literal_and_falls_back_to_the_module(tmp_path, monkeypatch):
+    """:func:`ppaudit._lazy.static_all` reads a multi-line or annotated literal ``__all__``
+    without importing the module, and imports a module whose ``__all__`` is computed."""
+    from ppaudit._lazy import static_all
+
+    pkg = tmp_path / "lazy_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from ppaudit._lazy import attach_modules\n"
+        "__getattr__, __dir__ = attach_modules(__name__, ('a', 'b', 'c'))\n"
+    )
+    (pkg / "a.py").write_text('raise RuntimeError("imported")\n__all__ = [\n    "x",  # a comment (with a bracket]\n    "y",\n]\n')
+    (pkg / "b.py").write_text('__all__: list[str] = ["z"]\nz = 1\n')
+    (pkg / "c.py").write_text('_names = ["w"]\n__all__ = list(_names)\nw = 2\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = importlib.import_module("lazy_probe")
+    assert "__all__" not in vars(probe)  # nothing read at import
+    assert static_all("lazy_probe", "a") == ("x", "y")  # the module would raise if imported
+    assert "lazy_probe.a" not in sys.modules
+    assert probe.__all__ == ["x", "y", "z", "w"]
+    assert probe._EXPORTS == {"a": ("x", "y"), "b": ("z",), "c": ("w",)}
+    assert "lazy_probe.c" in sys.modules and "lazy_probe.b" not in sys.modules
+    assert probe.z == 1 and "lazy_probe.b" in sys.modules
+    for name in [m for m in sys.modules if m.startswith("lazy_probe")]:
+        del sys.modules[name]

@@ -16,35 +16,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "confident_gnmax": (
-        "confident_gnmax_log_pr_answered", "confident_gnmax_threshold_rdp", "confident_gnmax_rdp",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "confident_gnmax", "conversion", "gnmax", "pld", "private_knn", "worst_case",
     ),
-    "conversion": (
-        "rdp_to_dp",
-    ),
-    "gnmax": (
-        "gnmax_rdp_data_independent", "gnmax_log_q", "gnmax_rdp_data_dependent",
-    ),
-    "pld": (
-        "exact_epsilon", "exact_privacy_loss_distribution", "composed_exact_epsilon",
-    ),
-    "private_knn": (
-        "KNN_SENSITIVITY", "knn_noise_multiplier", "subsampled_gaussian_rdp", "private_knn_rdp",
-        "private_knn_epsilon",
-    ),
-    "worst_case": (
-        "WorstCaseRDP", "canonical_pairs", "count_canonical_pairs", "gnmax_rdp_worst_case",
-        "worst_case_epsilon", "worst_case_epsilon_table",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .confident_gnmax import *  # noqa: F403

@@ -17,40 +17,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "bounds": (
-        "TwoCutAudit", "two_cut_bound_from_intervals", "two_cut_lower_bound", "k_cut_lower_bound",
-        "two_cut_bootstrap_lower_bound", "k_cut_bootstrap_lower_bound", "dp_epsilon_lower_bound",
-        "dp_epsilon_for_set_counts", "dp_epsilon_from_intervals", "split_counts",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "bounds", "composition", "per_query", "transcript", "rao_blackwell", "planning",
     ),
-    "composition": (
-        "compose_rdp", "compose_candidates", "summarize_candidates", "epsilon_floor",
-        "simultaneous_confidence", "count_audits", "TRANSCRIPT_COLUMNS", "EPSILON_COLUMNS",
-    ),
-    "per_query": (
-        "ModelSource", "RDP_COLUMNS", "LOWER_BOUNDS", "QuerySource", "HistogramPairSource",
-        "VoteModelSource", "QueryAudit", "audit_query", "bonferroni_confidence", "TRUNCATION_RESERVE",
-    ),
-    "transcript": (
-        "TranscriptAudit", "rao_blackwell_transcript_audit", "sample_transcript_counts",
-        "score_bin_edges", "transcript_audit", "transcript_statistic",
-    ),
-    "rao_blackwell": (
-        "empirical_bernstein_bounds", "binomial_transcript_epsilon", "RaoBlackwellAudit",
-        "rao_blackwell_two_cut", "paper_counts_from_estimate", "counts_transcript_epsilon",
-        "rao_blackwell_transcript_event", "composed_event_epsilon",
-    ),
-    "planning": (
-        "SAFETY_FACTOR", "TrialsNeeded", "two_cut_trials_needed",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .bounds import *  # noqa: F403

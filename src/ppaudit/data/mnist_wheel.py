@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .download import ChecksumError, RemoteFile, download_file
-from .images import _images
+from .pixels import _images
 
 __all__ = [
     "MNIST_WHEEL",

@@ -60,7 +60,7 @@ def _modules():
     import torch.nn.functional as F
     from torch import nn
 
-    from .teachers import _global_avg_pool_class
+    from .architectures import _global_avg_pool_class
 
     class Ctx:
         """Per-forward state shared by the layers: the valid-example mask and the active teachers."""
@@ -315,7 +315,7 @@ def train_and_predict_block(
 def _train_block(model, datasets, x_query, num_classes, seeds, params, return_net=False):
     import torch
 
-    from .teachers import _child_seed, _int_seed, build_torch_model
+    from .architectures import _child_seed, _int_seed, build_torch_model
 
     if model not in BATCHABLE_MODELS:
         raise ValueError(f"model {model!r} cannot be trained in blocks; batchable: {list(BATCHABLE_MODELS)}")

@@ -64,45 +64,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "data_dependent": (
-        "DataDependentTheory", "data_dependent_theory",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "data_dependent", "enumeration", "estimate", "fit", "joint", "model", "repeated_query",
+        "twin",
     ),
-    "enumeration": (
-        "CertifiedOutputLaw", "EnumeratedOutput", "enumerate_output_distributions",
-        "certified_mixture_rdp", "DEFAULT_MAX_TAIL_MASS", "enumerate_base_certified",
-        "exact_count_total_variation", "effective_confidence", "exact_count_tail_budget",
-        "MIN_TAIL_BUDGET", "count_law_total_variation",
-    ),
-    "estimate": (
-        "OutputEstimate", "estimate_output_distributions", "mixture_rdp_estimate",
-    ),
-    "fit": (
-        "fit_categorical", "PateFit", "CapcFit", "fit_pate", "fit_capc", "save_fit", "load_fit",
-    ),
-    "joint": (
-        "JointNaturalQueryModel", "JointTranscriptRDP", "joint_natural_query_model",
-        "joint_transcript_rdp",
-    ),
-    "model": (
-        "NeighbouringVoteModel", "pate_vote_model", "capc_vote_model", "QUADRATURE_ABS_ERROR",
-    ),
-    "repeated_query": (
-        "TRANSCRIPT_MAX_TAIL_MASS", "RepeatedQueryRDP", "TranscriptLaw", "count_vectors",
-        "fixed_pair_transcript_law", "repeated_query_analysis", "repeated_query_rdp",
-        "sampled_transcript_law", "transcript_exact_epsilon", "transcript_law", "transcript_rdp",
-    ),
-    "twin": (
-        "TwinFit", "fit_twin", "save_twin_fit", "load_twin_fit", "FIT_PROCEDURES",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .data_dependent import *  # noqa: F403

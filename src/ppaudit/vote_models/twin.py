@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_positive_int
-from .fit import fit_categorical
+from .categorical import fit_categorical
 from .model import NeighbouringVoteModel, capc_vote_model, pate_vote_model
 
 __all__ = ["TwinFit", "fit_twin", "save_twin_fit", "load_twin_fit", "FIT_PROCEDURES"]

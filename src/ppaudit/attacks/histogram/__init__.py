@@ -39,33 +39,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "querying": (
-        "NoisyArgmaxInterface", "sample_answer_counts", "answer_frequencies", "answered_queries",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "querying", "jacobian", "reconstruction", "cost", "consensus",
     ),
-    "jacobian": (
-        "class_probability_jacobian", "wang2022_trapezoid_probabilities",
-    ),
-    "reconstruction": (
-        "SOLVERS", "HistogramReconstruction", "Wang2022Reconstruction", "shift_to_teachers",
-        "reconstruct_histogram", "reconstruct_histogram_wang2022", "reconstruct_with_solver",
-    ),
-    "cost": (
-        "DEFAULT_ORDERS", "HARD_QUERY_LIMIT", "DEFAULT_CONVERSION", "ACCOUNTANTS",
-        "ACCOUNTANT_CONVERSION", "normalised_l1_error", "attack_privacy_cost",
-        "queries_within_budget", "per_query_rdp",
-    ),
-    "consensus": (
-        "max_vote_share", "consensus_tertiles", "select_consensus_histograms",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .querying import *  # noqa: F403

@@ -49,27 +49,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "guess_audit": (
-        "DEFAULT_GUESS_FRACTIONS", "ObservationalAudit", "audit_scores", "correct_guess_counts",
-        "num_guesses_for_fractions",
-    ),
-    "label_inference": (
-        "audit_label_inference", "label_inference_counts", "label_inference_score_table",
-        "label_inference_scores", "observational_label_game", "sample_counterfactual_labels",
-    ),
-    "mia": (
-        "audit_membership", "calibrated_mia_scores", "rmia_offline_audit_scores",
-        "rmia_offline_scores",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(__name__, ("guess_audit", "label_inference", "mia"))
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .guess_audit import *  # noqa: F403

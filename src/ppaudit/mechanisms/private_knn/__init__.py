@@ -78,29 +78,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "neighbors": (
-        "squared_distances", "build_index", "Neighbors", "nearest_neighbors", "training_ranks",
-        "point_ranks", "duplicate_ranks",
-    ),
-    "inclusion": (
-        "log_inclusion_probability", "inclusion_probability", "log_last_probability",
-        "short_subsample_probability", "num_neighbors_needed", "vote_distributions",
-        "simulate_vote_distributions", "expected_inclusions_train", "expected_inclusions_points",
-    ),
-    "vote_model": (
-        "KnnVoteModel", "knn_output_distributions", "support_estimate",
-        "enumerate_knn_output_distributions", "knn_conditional_output_probabilities",
-        "knn_difference_bound",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(__name__, ("neighbors", "inclusion", "vote_model"))
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .neighbors import *  # noqa: F403

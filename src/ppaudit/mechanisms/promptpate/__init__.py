@@ -67,37 +67,20 @@ Example:
     [149, 51]
 
 Modules: :mod:`.setup` (data, teacher examples, queries), :mod:`.votes` (the LLM stage),
-:mod:`.neighbours` (which teacher the canary replaces), :mod:`.audit`; the adversaries'
-prompts live in :mod:`ppaudit.adversaries.promptpate`.
+:mod:`.neighbours` (which teacher the canary replaces), :mod:`.audit`, :mod:`.canaries` (the
+adversaries' prompts, re-exported by :mod:`ppaudit.adversaries.promptpate`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "setup": (
-        "TextClassificationData", "load_rotten_tomatoes", "PAPER_TEXT_DATASETS",
-        "load_promptpate_dataset", "PromptPateSetup", "sample_setup", "teacher_grid_prompts",
-        "vote_histograms",
-    ),
-    "votes": (
-        "PromptPateVotes", "collect_votes", "teacher_accuracy",
-    ),
-    "neighbours": (
-        "swap_vote", "advq_neighbour", "natq_neighbour",
-    ),
-    "audit": (
-        "audit_pair", "audit_votes",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(__name__, ("setup", "votes", "neighbours", "audit"))
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .setup import *  # noqa: F403

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_orders, check_positive_int, check_probability, check_sigma
-from ...adversaries.promptpate import ADVERSARIES
+from .canaries import ADVERSARIES
 from ...audit import RDP_COLUMNS, compose_candidates, summarize_candidates
 from ...rng import job_generator
 from .neighbours import advq_neighbour, natq_neighbour

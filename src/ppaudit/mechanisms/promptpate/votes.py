@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ...adversaries.promptpate import (
+from .canaries import (
     ADVERSARIES,
     POIS_NATQ_VARIANTS,
     confident_query,

@@ -79,36 +79,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "templates": (
-        "ANSWER_CUE", "TaskTemplate", "TEMPLATES", "ANSWER_KINDS", "get_template", "Prompt",
-        "normalize_text", "teacher_prompt", "all_same_prompt",
+# module does not import its siblings' dependencies (issue 30). The names are these modules'
+# own __all__ (read from their source on first use: ppaudit._lazy.attach_modules), in this order.
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    (
+        "templates", "grammar", "cache", "scorer", "teacher", "loading",
     ),
-    "grammar": (
-        "AnswerGrammar",
-    ),
-    "cache": (
-        "PredictionCache",
-    ),
-    "scorer": (
-        "ScoredPrompts", "PromptScorer",
-    ),
-    "teacher": (
-        "PromptTeacher", "CALIBRATIONS", "CONTENT_FREE_INPUTS", "content_free_prompt",
-        "contextual_calibration",
-    ),
-    "loading": (
-        "LoadedModel", "ModelUnavailableError", "PAPER_MODEL", "PACKAGED_GGUF_NAME",
-        "assemble_packaged_gguf", "convert_gguf", "load_causal_lm", "file_sha256",
-    ),
-}
-
-__all__, __getattr__, __dir__ = attach(__name__, _EXPORTS)
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .templates import *  # noqa: F403
