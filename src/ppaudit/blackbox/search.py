@@ -38,6 +38,10 @@ stages on **independent draws** (CONVENTIONS item 23):
    With ``outputs="auto"`` and integer outputs with more distinct values than the pilot can order
    (:func:`.families.many_values`), the pilot also fits a logistic regression on their binary digits
    (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot.
+   For 1-D real outputs it also tries quantile bins (``audit_mechanism``'s ``discretize`` binning)
+   with **one RDP output set per order** chosen on the pilot; the ``D`` distinct sets share the RDP
+   test's level by Bonferroni (``β/(K·tests·D)`` each, ``D`` fixed by the pilot before any
+   certification draw; proof in :mod:`.families`), so the whole-search guarantee below is unchanged.
 
 Why the confidence holds for the whole search: everything chosen — which pairs, which output
 sets, which thresholds, which classifier — is a function of the pilot draws only, and the
@@ -189,8 +193,9 @@ class OutputSet:
     """The output set ``O`` of a witness, in words and as data.
 
     Attributes:
-        kind: ``"cells"`` (a set of output values) or ``"threshold"`` (a classifier score
-            threshold).
+        kind: ``"cells"`` (a set of output values), ``"threshold"`` (a classifier score
+            threshold) or ``"bins"`` (quantile bins of a 1-D real output: ``cells`` are bin indices
+            of ``edges``; :mod:`.families`).
         description: ``O`` in words.
         cells: the output values listed (kind ``"cells"``).
         complement: ``O`` is every output *not* in ``cells`` (also unseen ones), or below the
