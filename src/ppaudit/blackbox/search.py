@@ -1060,7 +1060,8 @@ def search_mechanism(
             res = _pilot_classifier(o0, o1, n_pilot, plan, spec, seed)
             if mode == "auto" and families.real_1d(o0, o1):  # quantile bins, per-order sets (families.py)
                 alt = _pilot_bins(o0, o1, n_pilot, plan)
-                if alt[3] >= res[3] - families.BINS_MARGIN:
+                sure = claim is not None and res[3] >= _SURE_PASS  # both scored by their ε bound: no margin
+                if alt[3] >= res[3] - (0.0 if sure else families.BINS_MARGIN):
                     res = alt
         else:
             res = _pilot_counts(o0, o1, n_pilot, plan)
