@@ -262,6 +262,18 @@ def audit_counts(
     )
 
 
+def quantile_edges(pooled, bins: int) -> np.ndarray:
+    """Edges of ``bins`` quantile bins of the pooled real outputs ``pooled`` (ties merged): the
+    ``discretize=bins`` binning of :func:`audit_mechanism`, also the pilot's bin family of
+    :func:`ppaudit.blackbox.search_mechanism` (:mod:`.families`)."""
+    return np.unique(np.quantile(np.asarray(pooled, dtype=np.float64), np.arange(1, bins) / bins))
+
+
+def bin_index(edges: np.ndarray, outputs) -> np.ndarray:
+    """Bin of each real output for ``edges``: ``0 … len(edges)`` (bin ``i`` is ``[edges[i-1], edges[i])``)."""
+    return np.searchsorted(edges, np.asarray(outputs, dtype=np.float64), side="right")
+
+
 def _takes_rng(mechanism: Callable) -> bool:
     """Whether ``mechanism`` takes the generator; its signature checked first (:func:`check_mechanism`)."""
     return check_mechanism(mechanism)
@@ -372,7 +384,7 @@ def audit_mechanism(
             ]).astype(np.float64)
             if pooled.ndim != 1:
                 raise ValueError(f"discretize needs 1-D real outputs, got shape {pooled.shape[1:]} per output")
-            edges = np.unique(np.quantile(pooled, np.arange(1, bins) / bins))
+            edges = quantile_edges(pooled, bins)
         else:
             edges = np.asarray(discretize, dtype=np.float64)
             if edges.ndim != 1 or edges.size < 1 or np.any(np.diff(edges) <= 0) or not np.all(np.isfinite(edges)):
@@ -389,7 +401,7 @@ def audit_mechanism(
                 if edges is not None:
                     if arr.ndim != 1:
                         raise ValueError(f"discretize needs 1-D real outputs, got shape {arr.shape}")
-                    arr = np.searchsorted(edges, arr.astype(np.float64), side="right")
+                    arr = bin_index(edges, arr)
                 _count_into(counters[side], arr)
                 done += n
                 bar.update(n)

@@ -38,6 +38,10 @@ stages on **independent draws** (CONVENTIONS item 23):
    With ``outputs="auto"`` and integer outputs with more distinct values than the pilot can order
    (:func:`.families.many_values`), the pilot also fits a logistic regression on their binary digits
    (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot.
+   For 1-D real outputs it also tries quantile bins (``audit_mechanism``'s ``discretize`` binning)
+   with **one RDP output set per order** chosen on the pilot; the ``D`` distinct sets share the RDP
+   test's level by Bonferroni (``β/(K·tests·D)`` each, ``D`` fixed by the pilot before any
+   certification draw; proof in :mod:`.families`), so the whole-search guarantee below is unchanged.
 
 Why the confidence holds for the whole search: everything chosen — which pairs, which output
 sets, which thresholds, which classifier — is a function of the pilot draws only, and the
@@ -76,7 +80,7 @@ from ..audit.bounds import dp_epsilon_from_intervals, two_cut_bound_from_interva
 from ..intervals import clopper_pearson
 from .claims import Claim
 from . import claim_test, families
-from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts
+from .mechanism import MechanismAudit, _draw, _generators, _takes_rng, audit_counts, bin_index
 from .budget import SearchBudget, planned_draws, probe
 from .mechanism_checks import MechanismError
 from .witness import example_outputs, format_examples, interval_description
@@ -189,8 +193,9 @@ class OutputSet:
     """The output set ``O`` of a witness, in words and as data.
 
     Attributes:
-        kind: ``"cells"`` (a set of output values) or ``"threshold"`` (a classifier score
-            threshold).
+        kind: ``"cells"`` (a set of output values), ``"threshold"`` (a classifier score
+            threshold) or ``"bins"`` (quantile bins of a 1-D real output: ``cells`` are bin indices
+            of ``edges``; :mod:`.families`).
         description: ``O`` in words.
         cells: the output values listed (kind ``"cells"``).
         complement: ``O`` is every output *not* in ``cells`` (also unseen ones), or below the
@@ -208,6 +213,8 @@ class OutputSet:
     threshold: float | None = None
     classifier: Any = field(default=None, repr=False)
     _spec: ClassifierOutputs | None = field(default=None, repr=False)
+    edges: np.ndarray | None = None  # kind "bins": quantile bin edges; cells = bin indices (families.pilot_bins)
+    _rdp_sets: tuple | None = field(default=None, repr=False)  # kind "bins": (masks, order_set) per order
     examples: dict | None = None  # a few drawn outputs inside / outside O (classifier sets; blackbox.witness)
 
     def contains(self, outputs) -> np.ndarray:
@@ -216,6 +223,8 @@ class OutputSet:
         if self.kind == "threshold":
             s = self._spec.score(self.classifier, self._spec.featurize(arr))
             inside = s >= self.threshold
+        elif self.kind == "bins":
+            inside = np.isin(bin_index(self.edges, arr), np.asarray(self.cells, dtype=np.int64))
         else:
             keys = _keys(arr)
             if isinstance(keys, np.ndarray) and all(isinstance(c, (int, np.integer)) for c in self.cells):
@@ -230,6 +239,9 @@ class OutputSet:
         out = {"kind": self.kind, "description": self.description, "complement": bool(self.complement)}
         if self.kind == "cells":
             out["cells"] = [_jsonable(c) for c in self.cells]
+        elif self.kind == "bins":
+            out["cells"] = [int(c) for c in self.cells]
+            out["bin_edges"] = [float(e) for e in self.edges]
         else:
             out["threshold"] = float(self.threshold)
             out["side"] = "<" if self.complement else ">="
@@ -827,6 +839,21 @@ def _pilot_classifier(o0, o1, n, plan, spec: ClassifierOutputs, seed: int):
     return oset, p0, p1, float(sc_c[j] if comp else sc_s[j]), f"classifier on {h}+{h} draws, threshold on {m}+{m}"
 
 
+def _pilot_bins(o0, o1, n, plan):
+    """The quantile-bin family of 1-D real outputs (:func:`.families.pilot_bins`), as a pilot result."""
+    def predict(k0, k1, m):
+        q0, q1 = _shrink(k0, k1, m, _PILOT_Z)
+        return _predict_scores(q0 * m, q1 * m, m, plan, relative=True)[2:]
+
+    edges, masks, order_set, main, comp, k0, k1, m, sc = families.pilot_bins(
+        o0, o1, n, lambda k0, k1, m: _score(k0, k1, m, plan), predict)
+    desc = families.describe_bins(main, edges, comp) + f" ({edges.size + 1} quantile bins of the pilot)"
+    oset = OutputSet("bins", desc, cells=np.flatnonzero(main).tolist(), complement=comp, edges=edges,
+                     _rdp_sets=(masks, order_set))
+    p0, p1 = (k0 / m, k1 / m) if not comp else ((m - k0) / m, (m - k1) / m)
+    return oset, p0, p1, sc, f"{edges.size + 1} quantile bins, {masks.shape[0]} RDP set(s) per order"
+
+
 def _exact_claim_test(au: MechanismAudit, pp0: float, pp1: float, n_pilot: int, claim: Claim, level: float,
                       tests_rdp: bool, rng: np.random.Generator) -> None:
     """Replace the ε test in ``au``'s verdict by the exact test of the ``(ε0, 0)`` claim (:mod:`.claim_test`).
@@ -1031,6 +1058,11 @@ def search_mechanism(
         if use == "classifier":
             seed = int(g.integers(0, 2**31 - 1))
             res = _pilot_classifier(o0, o1, n_pilot, plan, spec, seed)
+            if mode == "auto" and families.real_1d(o0, o1):  # quantile bins, per-order sets (families.py)
+                alt = _pilot_bins(o0, o1, n_pilot, plan)
+                sure = claim is not None and res[3] >= _SURE_PASS  # both scored by their ε bound: no margin
+                if alt[3] >= res[3] - (0.0 if sure else families.BINS_MARGIN):
+                    res = alt
         else:
             res = _pilot_counts(o0, o1, n_pilot, plan)
             if mode == "auto" and families.many_values(o0, o1, n_pilot):  # too many cells to order: try bits too
@@ -1064,22 +1096,29 @@ def search_mechanism(
             ds, nb = pairs[i]
             oset = pil[i][1]
             g = gens[3 * i + 1]
-            counts, kept = [], []
+            counts, kept, per_bin = [], [], []
             if budget.time_budget is None:
                 for data, what in ((ds, "dataset"), (nb, "neighbour")):
                     inside = 0
+                    if oset.kind == "bins":
+                        per_bin.append(np.zeros(oset.edges.size + 1, dtype=np.int64))
                     for arr in _draws(mechanism, takes_rng, data, t_cert, g, chunk, f"pair {i}'s {what}"):
                         inside += int(oset.contains(arr).sum())
+                        if oset.kind == "bins":
+                            per_bin[-1] += np.bincount(bin_index(oset.edges, arr), minlength=oset.edges.size + 1)
                         if len(kept) < len(counts) + 1:
                             kept.append(arr[:_KEEP].copy())  # for the report's figure (a copy: not the chunk)
                     counts.append(np.array([inside, t_cert - inside], dtype=np.int64))
                 n_i = t_cert
             else:  # both sides chunk by chunk, so that a stop at the deadline leaves as many draws on each
                 ins, n_i = [0, 0], 0
+                per_bin = [np.zeros(oset.edges.size + 1, dtype=np.int64) for _ in range(2)] if oset.kind == "bins" else []
                 for a0, a1 in zip(_draws(mechanism, takes_rng, ds, t_cert, g, chunk, f"pair {i}'s dataset"),
                                   _draws(mechanism, takes_rng, nb, t_cert, g, chunk, f"pair {i}'s neighbour")):
                     ins[0] += int(oset.contains(a0).sum())
                     ins[1] += int(oset.contains(a1).sum())
+                    for pb, arr in zip(per_bin, (a0, a1)):
+                        pb += np.bincount(bin_index(oset.edges, arr), minlength=oset.edges.size + 1)
                     kept = kept or [a0[:_KEEP].copy(), a1[:_KEEP].copy()]
                     n_i += len(a0)
                     if budget.expired() and n_i < t_cert:
@@ -1090,6 +1129,16 @@ def search_mechanism(
                                 rng=gens[3 * i + 2], outputs=["in O", "not in O"], output_set=np.array([True, False]))
             samples[i] = tuple(kept)
             au = MechanismAudit(**base.__dict__, trials=n_i)
+            if oset.kind == "bins" and n_i > 0:  # RDP bound from the per-order sets (families.py docstring)
+                masks, order_set = oset._rdp_sets
+                au.rdp_lower_bound = families.per_order_rdp(per_bin[0], per_bin[1], masks, order_set, a, au.rdp_confidence)
+                au.k_cut_lower_bound = families.k_cut_lower_bound(per_bin[0], per_bin[1], a, confidence=conf)
+                au.bin_edges = oset.edges
+                au.details["rdp_sets"] = (f"{masks.shape[0]} output set(s) of the {oset.edges.size + 1} pilot bins, one per "
+                                          f"order, chosen on the pilot; Bonferroni over them within the RDP test")
+                if claim is not None:
+                    au.violated_orders = a[au.rdp_lower_bound > au.claim_rdp] if tests_rdp else np.zeros(0)
+                    au.verdict = "violation" if (au.violated_orders.size or au.epsilon_violated) else "consistent"
             if exact:
                 _exact_claim_test(au, pil[i][2], pil[i][3], n_pilot, claim, beta_k / n_tests, tests_rdp,
                                   np.random.default_rng(gens[3 * i + 2].integers(0, 2**63 - 1)))
