@@ -74,17 +74,10 @@ def write_figure_outputs(fig, table, outputs) -> None:
         outputs: a rule's ``snakemake.output`` (or anything with ``pdf``, ``png`` and ``csv``
             attributes, or a mapping with those keys).
 
-    With the environment variable ``PPAUDIT_CHECK_FIGURES`` set, a figure with a text or legend
-    outside its canvas or two look-alike series in one axes
-    (:func:`ppaudit.plots.style.layout_problems`) raises ``ValueError`` instead of being written.
+    The workflow's plot scripts call :func:`ppaudit.plots.style.write_figure_outputs`, which checks
+    the figure's layout first when ``PPAUDIT_CHECK_FIGURES`` is set and then calls this.
     """
     get = (lambda k: outputs[k]) if isinstance(outputs, dict) else (lambda k: getattr(outputs, k))
-    if os.environ.get("PPAUDIT_CHECK_FIGURES"):  # the readability check of every figure (issue 34 §5)
-        from .plots.style import layout_problems
-
-        problems = layout_problems(fig)
-        if problems:
-            raise ValueError(f"figure {get('png')} is not readable: " + "; ".join(problems))
     save_figure(fig, get("pdf"))
     save_figure(fig, get("png"))
     write_csv(table, get("csv"))

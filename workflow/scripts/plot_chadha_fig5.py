@@ -16,7 +16,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.knn import fig5_table, knn_confidence_footer, plot_knn_fig5  # noqa: E402
 
 p = snakemake.params  # noqa: F821

@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.chadha import synthetic_figure  # noqa: E402
 
 fig, plotted = synthetic_figure(pd.read_csv(snakemake.input.table), snakemake.params.methods, snakemake.params.title)  # noqa: F821

@@ -13,7 +13,8 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.accounting import worst_case_epsilon_table  # noqa: E402
-from ppaudit.io import write_csv, write_figure_outputs  # noqa: E402
+from ppaudit.io import write_csv  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.worst_case import plot_gnmax_worst_case  # noqa: E402
 
 params = snakemake.params  # noqa: F821

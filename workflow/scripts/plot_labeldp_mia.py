@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_labeldp_mia")  # noqa: F
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.labeldp import mia_comparison_table, plot_mia_comparison  # noqa: E402
 
 p = snakemake.params  # noqa: F821

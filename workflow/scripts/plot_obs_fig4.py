@@ -10,7 +10,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_obs_rr")  # noqa: F821
 
 import pandas as pd
 
-from ppaudit.io import write_figure_outputs
+from ppaudit.plots.style import write_figure_outputs
 from ppaudit.plots.labeldp import plot_tau_shift
 
 s = pd.read_csv(snakemake.input.summary)  # noqa: F821

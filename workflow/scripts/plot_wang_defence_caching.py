@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_defence_caching")  
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import plot_caching_defence  # noqa: E402
 
 inp = snakemake.input  # noqa: F821

@@ -13,7 +13,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_error_per_sigma")  
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import error_per_sigma_title, plot_error_per_sigma  # noqa: E402
 
 p = snakemake.params  # noqa: F821

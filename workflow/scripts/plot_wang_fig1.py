@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig1")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import phd_consensus_summaries, plot_phd_consensus  # noqa: E402
 
 p = snakemake.params  # noqa: F821

@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig3")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import consensus_levels, plot_consensus_distribution  # noqa: E402
 
 histograms = {title: np.load(path)["histograms"] for title, path in zip(snakemake.params.titles, snakemake.input.histograms)}  # noqa: F821

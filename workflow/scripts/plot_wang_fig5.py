@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "plot_wang_fig5")  # noqa: F82
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppaudit.io import write_figure_outputs  # noqa: E402
+from ppaudit.plots.style import write_figure_outputs  # noqa: E402
 from ppaudit.plots.wang import plot_error_vs_cost  # noqa: E402
 
 attacks = {title: pd.read_csv(path) for title, path in zip(snakemake.params.titles, snakemake.input.attacks)}  # noqa: F821

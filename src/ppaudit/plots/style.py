@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.colors as mcolors  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["procedure_hatch", "footer_lines", "add_footer", "footer_inches", "layout_problems", "series_styles", "FOOTER_WIDTH", "FOOTER_LINE_IN"]
+__all__ = ["procedure_hatch", "footer_lines", "add_footer", "footer_inches", "layout_problems", "series_styles", "write_figure_outputs", "FOOTER_WIDTH", "FOOTER_LINE_IN"]
 
 #: The longest footer line, in characters (6 pt: ≈ 0.05 in per character, so it fits a 7 in wide figure).
 FOOTER_WIDTH = 130
@@ -227,3 +227,29 @@ def layout_problems(fig, tolerance_px: float = 1.0) -> list[str]:
             else:
                 seen[st] = label
     return problems
+
+
+def write_figure_outputs(fig, table, outputs) -> None:
+    """The three files of a figure target (:func:`ppaudit.io.write_figure_outputs`: PDF, PNG, CSV),
+    after the readability check of issue #34 §5 when the environment variable
+    ``PPAUDIT_CHECK_FIGURES`` is set.
+
+    Args:
+        fig: the matplotlib figure.
+        table: the plotted numbers (a DataFrame).
+        outputs: a rule's ``snakemake.output`` (or a mapping with ``pdf``, ``png`` and ``csv``).
+
+    Raises:
+        ValueError: with ``PPAUDIT_CHECK_FIGURES`` set, a figure with a text or legend outside its
+            canvas or two look-alike series in one axes (:func:`layout_problems`); nothing is written.
+    """
+    import os
+
+    from ..io import write_figure_outputs as write
+
+    if os.environ.get("PPAUDIT_CHECK_FIGURES"):
+        problems = layout_problems(fig)
+        if problems:
+            png = outputs["png"] if isinstance(outputs, dict) else getattr(outputs, "png")
+            raise ValueError(f"figure {png} is not readable: " + "; ".join(problems))
+    write(fig, table, outputs)

@@ -5,7 +5,7 @@ Private-kNN Fig. 5 are drawn by their plot functions from fabricated tables of t
 (the summaries' columns, the real legend labels, a long footer) and checked with
 :func:`ppaudit.plots.style.layout_problems`; a planted unreadable figure shows the check can fail.
 (The workflow's own figures are checked the same way with ``PPAUDIT_CHECK_FIGURES=1``,
-:func:`ppaudit.io.write_figure_outputs`.) Agg backend, about 1 s per figure.
+:func:`ppaudit.plots.style.write_figure_outputs`.) Agg backend, about 1 s per figure.
 """
 
 from __future__ import annotations
@@ -107,3 +107,26 @@ def test_hatch_and_footer_lines():
     assert lines[0] == "a" * 50 + ";" and max(map(len, lines)) <= 60 and len(lines) >= 4
     with pytest.raises(ValueError, match="width must be >= 20, got 5"):
         footer_lines("x", width=5)
+
+
+def test_the_workflow_writer_refuses_an_unreadable_figure_when_asked(tmp_path, monkeypatch):
+    """plots.style.write_figure_outputs: with PPAUDIT_CHECK_FIGURES set, a look-alike pair stops the
+    write (nothing written); without it, the same figure is written (the check is opt-in)."""
+    from ppaudit.plots.style import write_figure_outputs
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0], [1.0], color="tab:blue", label="a")
+    ax.bar([1], [2.0], color="tab:blue", label="b")
+    ax.legend()
+    out = {k: str(tmp_path / f"f.{k}") for k in ("pdf", "png", "csv")}
+    table = pd.DataFrame({"x": [1.0, 2.0]})
+    try:
+        monkeypatch.setenv("PPAUDIT_CHECK_FIGURES", "1")
+        with pytest.raises(ValueError, match="not readable.*look alike"):
+            write_figure_outputs(fig, table, out)
+        assert not any((tmp_path / f"f.{k}").exists() for k in out)
+        monkeypatch.delenv("PPAUDIT_CHECK_FIGURES")
+        write_figure_outputs(fig, table, out)
+        assert all((tmp_path / f"f.{k}").exists() for k in out)
+    finally:
+        plt.close(fig)
