@@ -165,3 +165,29 @@ def test_pois_advq_ordering_compares_each_adversarys_most_leaking_candidate():
     pois = _two_cases("pois-advq", {}, {"exact_transcript": 0.4, "exact_transcript_2se": 0.45})
     rows = findings_rows(pd.concat([nat, pois], ignore_index=True), "pate", FLOOR)
     assert not rows.loc[rows["values"] == "nat-advq exact=0.5 ≤ pois-advq exact=0.4", "holds"].item()
+
+
+def test_paper_comparison_queries_select_the_pois_advq_rows():
+    """The paper_comparison rows of Chadha's Pois-AdvQ ≥ Nat-AdvQ ordering (workflow/data/paper_numbers.csv)
+    select exactly one findings row each, whichever case the rows carry ('max' when the summary has it,
+    else 'worst') and also for the stated tie of the exact-transcript estimates."""
+    from pathlib import Path
+
+    from ppaudit.experiments.paper_comparison import _lookup, read_paper_numbers
+
+    numbers = read_paper_numbers(Path(__file__).resolve().parents[3] / "workflow" / "data" / "paper_numbers.csv")
+    wanted = numbers[numbers["id"].str.startswith("chadha_pate_poisadvq_ge_natadvq_")]
+    assert len(wanted) == 4
+    nat = _two_cases("nat-advq", {}, {"two_cut_transcript": 0.3, "exact_transcript": 0.5})
+    for most in ({"two_cut_transcript": 0.35, "exact_transcript": 0.6},  # holds outright
+                 {"two_cut_transcript": 0.35, "exact_transcript": 0.49, "exact_transcript_2se": 0.52}):  # a stated tie
+        pois = _two_cases("pois-advq", {}, most)
+        for with_max in (True, False):
+            summary = pd.concat([nat, pois], ignore_index=True)
+            if not with_max:
+                summary = summary[summary["case"] != "max"]
+            table = pd.concat([findings_rows(summary.assign(dataset=ds), "pate", FLOOR) for ds in ("mnist", "fashion-mnist")],
+                              ignore_index=True)
+            for _, row in wanted.iterrows():
+                value, detail = _lookup(table, row["query"], row["column"])
+                assert value is not None, (row["id"], detail)
