@@ -45,7 +45,8 @@ import numpy as np
 from ..audit.bounds import _bounds_for_sets, k_cut_lower_bound
 from .mechanism import bin_index, quantile_edges
 
-__all__ = ["bit_features", "bits_needed", "many_values", "MANY_VALUES_FRACTION", "DEFAULT_BINS", "real_1d",
+__all__ = ["bit_features", "bits_needed", "many_values", "MANY_VALUES_FRACTION", "onehot_features", "levels_needed",
+           "many_vectors", "ONEHOT_MAX_LEVELS", "DEFAULT_BINS", "real_1d",
            "pilot_bins", "per_order_rdp", "describe_bins", "BINS_MARGIN"]
 
 #: Quantile bins of the pilot's bin family (``audit_mechanism(..., discretize=100)``'s resolution).
@@ -100,6 +101,47 @@ def many_values(o0: np.ndarray, o1: np.ndarray, n: int) -> bool:
     if both.size == 0 or both.min() < 0 or int(both.max()) >= 2**20:
         return False
     return np.unique(both).size > MANY_VALUES_FRACTION * n
+
+
+#: Values per coordinate up to which vector outputs of small integers get the one-hot family.
+ONEHOT_MAX_LEVELS = 16
+
+
+def onehot_features(outputs, levels: int) -> np.ndarray:
+    """One-hot of each coordinate of vector outputs of small non-negative integers, plus one feature per
+    coordinate "the value is ≥ ``levels``" (above the pilot's range): an ``(n, k · (levels + 1))`` float
+    array for ``n`` outputs of length ``k``. ``levels`` is fixed on the pilot so every batch gets the
+    same columns (a vector of answers, e.g. sparse vector's ⊥/⊤ per query, read coordinate by coordinate).
+
+    Raises:
+        ValueError: on outputs that are not a 2-D array of non-negative integers (naming the bad value).
+    """
+    x = np.asarray(outputs)
+    if x.ndim != 2 or x.dtype.kind not in "iub":
+        raise ValueError(f"onehot_features needs a 2-D array of integers, got shape {x.shape} dtype {x.dtype}")
+    x = x.astype(np.int64)
+    if x.size and x.min() < 0:
+        raise ValueError(f"onehot_features needs non-negative integers, got {int(x.min())}")
+    lv = int(levels)
+    hot = x[:, :, None] == np.arange(lv)
+    return np.concatenate([hot, (x >= lv)[:, :, None]], axis=2).reshape(x.shape[0], -1).astype(np.float64)
+
+
+def levels_needed(o0: np.ndarray, o1: np.ndarray) -> int:
+    """Values per coordinate seen on the pilot (largest value + 1, at least 2)."""
+    return max(2, int(max(o0.max(), o1.max())) + 1)
+
+
+def many_vectors(o0: np.ndarray, o1: np.ndarray, n: int) -> bool:
+    """True iff the pilot outputs are vectors (2-D arrays) of non-negative integers below
+    :data:`ONEHOT_MAX_LEVELS` with more than ``MANY_VALUES_FRACTION · n`` distinct vectors (too many
+    cells for the pilot to order; then the one-hot classifier is tried too)."""
+    if o0.ndim != 2 or o1.ndim != 2 or o0.shape[1] != o1.shape[1] or o0.dtype.kind not in "iub" or o1.dtype.kind not in "iub":
+        return False
+    both = np.concatenate([o0, o1])
+    if both.size == 0 or both.min() < 0 or int(both.max()) >= ONEHOT_MAX_LEVELS:
+        return False
+    return np.unique(both, axis=0).shape[0] > MANY_VALUES_FRACTION * n
 
 
 def real_1d(o0: np.ndarray, o1: np.ndarray) -> bool:

@@ -37,7 +37,9 @@ stages on **independent draws** (CONVENTIONS item 23):
 
    With ``outputs="auto"`` and integer outputs with more distinct values than the pilot can order
    (:func:`.families.many_values`), the pilot also fits a logistic regression on their binary digits
-   (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot.
+   (:func:`.families.bit_features`) and keeps whichever family scores higher — selection on the pilot;
+   vector outputs of small integers with too many distinct vectors get a logistic regression on the
+   one-hot of each coordinate (:func:`.families.onehot_features`) the same way.
    For 1-D real outputs it also tries quantile bins (``audit_mechanism``'s ``discretize`` binning)
    with **one RDP output set per order** chosen on the pilot; the ``D`` distinct sets share the RDP
    test's level by Bonferroni (``β/(K·tests·D)`` each, ``D`` fixed by the pilot before any
@@ -1070,6 +1072,13 @@ def search_mechanism(
                 bits = ClassifierOutputs("logistic", features=functools.partial(
                     families.bit_features, bits=families.bits_needed(o0, o1)))
                 alt = _pilot_classifier(o0, o1, n_pilot, plan, bits, seed)
+                if alt[3] > res[3]:
+                    res = alt
+            elif mode == "auto" and families.many_vectors(o0, o1, n_pilot):  # vectors of small integers: one-hot
+                seed = int(g.integers(0, 2**31 - 1))
+                hot = ClassifierOutputs("logistic", features=functools.partial(
+                    families.onehot_features, levels=families.levels_needed(o0, o1)))
+                alt = _pilot_classifier(o0, o1, n_pilot, plan, hot, seed)
                 if alt[3] > res[3]:
                     res = alt
         return (use, *res)

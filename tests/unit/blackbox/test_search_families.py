@@ -4,6 +4,7 @@ Durations (2 shared cores, loaded): the sparse-vector test ~4 s CPU, the svt4 te
 """
 
 import numpy as np
+import pytest
 
 from ppaudit.blackbox import Claim, search_mechanism
 from ppaudit.blackbox.families import bit_features, many_values
@@ -68,3 +69,37 @@ def test_bench_peers_skips_cleanly_without_checkouts(capsys, tmp_path):
     assert mod.main(["--statdp", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "has no statdp/ package folder" in out and "no peer checkout given" in out
+
+
+def _svt_without_halting_vector(q, n, rng, eps=1.0, threshold=1.0):
+    """The same mechanism returning its answers as a vector (one 0/1 coordinate per query), not packed."""
+    q = np.asarray(q, float)
+    rho = rng.laplace(0, 2 / eps, size=n)
+    nu = rng.laplace(0, 4 / eps, size=(n, q.size))
+    return ((q + nu) >= (threshold + rho)[:, None]).astype(np.int64)
+
+
+def test_auto_finds_the_sparse_vector_bug_on_answer_vectors_with_one_hot_features():
+    """#36 §1, derived features of small vectors: the unpacked answer vectors (up to 1024 distinct
+    vectors, too many cells for the pilot to order) are also read by a logistic regression on the
+    one-hot of each coordinate; flagged in at least 2 of 3 seeds at 10⁵ draws per pair."""
+    hits = 0
+    for s in range(3):
+        res = search_mechanism(_svt_without_halting_vector, query_answers(10, 1), 100_000, rng=s, claim=Claim.dp(1.0))
+        hits += bool(res.violation)
+    assert hits >= 2
+
+
+def test_one_hot_features_are_fixed_width_and_checked():
+    from ppaudit.blackbox.families import levels_needed, many_vectors, onehot_features
+
+    x = onehot_features(np.array([[0, 2], [1, 3]]), levels=3)
+    assert x.shape == (2, 8)
+    np.testing.assert_array_equal(x[0], [1, 0, 0, 0, 0, 0, 1, 0])
+    np.testing.assert_array_equal(x[1], [0, 1, 0, 0, 0, 0, 0, 1])  # 3 ≥ levels: the overflow column
+    assert levels_needed(np.array([[0, 2]]), np.array([[1, 1]])) == 3
+    rng = np.random.default_rng(0)
+    v = rng.integers(0, 2, size=(400, 10))
+    assert many_vectors(v, v, 400) and not many_vectors(v[:, :1], v[:, :1], 400)
+    with pytest.raises(ValueError, match="non-negative"):
+        onehot_features(np.array([[1, -2]]), levels=2)
