@@ -1067,18 +1067,14 @@ def search_mechanism(
                     res = alt
         else:
             res = _pilot_counts(o0, o1, n_pilot, plan)
-            if mode == "auto" and families.many_values(o0, o1, n_pilot):  # too many cells to order: try bits too
-                seed = int(g.integers(0, 2**31 - 1))
-                bits = ClassifierOutputs("logistic", features=functools.partial(
-                    families.bit_features, bits=families.bits_needed(o0, o1)))
-                alt = _pilot_classifier(o0, o1, n_pilot, plan, bits, seed)
-                if alt[3] > res[3]:
-                    res = alt
+            derived = None  # too many cells to order: a classifier on derived features too (families.py)
+            if mode == "auto" and families.many_values(o0, o1, n_pilot):  # integers: their binary digits
+                derived = functools.partial(families.bit_features, bits=families.bits_needed(o0, o1))
             elif mode == "auto" and families.many_vectors(o0, o1, n_pilot):  # vectors of small integers: one-hot
+                derived = functools.partial(families.onehot_features, levels=families.levels_needed(o0, o1))
+            if derived is not None:
                 seed = int(g.integers(0, 2**31 - 1))
-                hot = ClassifierOutputs("logistic", features=functools.partial(
-                    families.onehot_features, levels=families.levels_needed(o0, o1)))
-                alt = _pilot_classifier(o0, o1, n_pilot, plan, hot, seed)
+                alt = _pilot_classifier(o0, o1, n_pilot, plan, ClassifierOutputs("logistic", features=derived), seed)
                 if alt[3] > res[3]:
                     res = alt
         return (use, *res)
