@@ -26,9 +26,6 @@ KNOWN_CIRCLES = {
     # #37: cli/ becomes a package with one module per subcommand and the shared helpers below
     # them; being edited by another engineer this round.
     ("ppaudit.cli", "ppaudit.cli_search"),
-    # #37: blackbox/search.py is split by concept (results and witness, families, pilot,
-    # certification); blackbox/* is being edited by other engineers this round.
-    ("ppaudit.blackbox.search", "ppaudit.blackbox.witness"),
 }
 
 

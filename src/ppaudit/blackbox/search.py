@@ -359,7 +359,7 @@ class SearchResult:
         """A result saved with :meth:`save` (unpickles: trusted files only)."""
         from .witness import load_result
 
-        return load_result(path)
+        return load_result(path, SearchResult)
 
     def to_html(self, path=None, *, command: str | None = None) -> str:
         """One self-contained HTML page (verdict, claim, confidence, seed, version, command, timings, draws,

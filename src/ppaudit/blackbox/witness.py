@@ -152,14 +152,13 @@ def save_result(result, path) -> Path:
     return path
 
 
-def load_result(path):
-    """The :class:`~ppaudit.blackbox.SearchResult` saved by :func:`save_result` (a pickle: trusted files only)."""
-    from .search import SearchResult
-
+def load_result(path, expected: type):
+    """The object of class ``expected`` (:class:`~ppaudit.blackbox.SearchResult`, passed by
+    ``SearchResult.load``) saved by :func:`save_result` (a pickle: trusted files only)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"saved search result not found: {str(path)!r}")
     obj = pickle.loads(path.read_bytes())
-    if not isinstance(obj, SearchResult):
-        raise ValueError(f"{str(path)!r} does not hold a SearchResult (got {type(obj).__name__})")
+    if not isinstance(obj, expected):
+        raise ValueError(f"{str(path)!r} does not hold a {expected.__name__} (got {type(obj).__name__})")
     return obj
