@@ -6,7 +6,9 @@ Read statically from the source (``ast``, nothing imported; well under a second)
 each other fail here, and so does any import from ``ppaudit.mechanisms`` into
 ``ppaudit.adversaries`` (the layers: cli → experiments → selfcheck, adversaries → blackbox,
 mechanisms → attacks → audit → vote_models → accounting → …; the adversaries craft canaries
-against the mechanisms, not the other way round).
+against the mechanisms, not the other way round). The ``ppaudit.cli`` package is checked with its
+``__init__`` counted (it imports every subcommand module eagerly): the subcommand modules sit on
+``ppaudit.cli.common`` alone.
 """
 
 from __future__ import annotations
@@ -20,13 +22,9 @@ import ppaudit
 
 ROOT = Path(ppaudit.__file__).resolve().parent
 
-#: Circles that other work of issue 37 removes; each names the work that will (a new circle
-#: fails; one listed here that is gone may be deleted from the list).
-KNOWN_CIRCLES = {
-    # #37: cli/ becomes a package with one module per subcommand and the shared helpers below
-    # them; being edited by another engineer this round.
-    ("ppaudit.cli", "ppaudit.cli_search"),
-}
+#: Circles that other work removes; each names the work that will (a new circle fails; one
+#: listed here that is gone may be deleted from the list). Empty since issue 37 §2.
+KNOWN_CIRCLES: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:
@@ -39,12 +37,13 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
-def import_edges(mods: dict[str, Path] | None = None) -> set[tuple[str, str]]:
+def import_edges(mods: dict[str, Path] | None = None, packages: bool = False) -> set[tuple[str, str]]:
     """``(importer, imported)`` for every import between two modules (not packages) of ppaudit.
 
     An ``from .pkg import name`` counts as an import of ``pkg.name`` when that is a module,
-    else of ``pkg`` itself when ``pkg`` is a module; imports of a package's ``__init__``
-    (the lazy re-export tables) are not arrows between concepts and are left out.
+    else of ``pkg`` itself; imports of a package's ``__init__`` (the lazy re-export tables) are
+    not arrows between concepts and are left out, unless ``packages`` (then ``from . import
+    name`` of a name that is not a sub-module is an arrow to the package's ``__init__``).
     """
     mods = _modules() if mods is None else mods
     edges = set()
@@ -57,13 +56,14 @@ def import_edges(mods: dict[str, Path] | None = None) -> set[tuple[str, str]]:
                     target = ".".join(base + ([node.module] if node.module else []))
                 else:
                     target = node.module or ""
-                candidates = [target] + [f"{target}.{alias.name}" for alias in node.names]
+                candidates = [f"{target}.{alias.name}" if f"{target}.{alias.name}" in mods else target
+                              for alias in node.names]
             elif isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
             else:
                 continue
             for cand in candidates:
-                if cand in mods and cand != name and mods[cand].name != "__init__.py":
+                if cand in mods and cand != name and (packages or mods[cand].name != "__init__.py"):
                     edges.add((name, cand))
     return edges
 
@@ -84,6 +84,21 @@ def test_mechanisms_do_not_import_adversaries(edges):
     assert not up, f"mechanisms import from adversaries (a layer above them): {up}"
 
 
+def test_cli_subcommands_sit_on_one_shared_module():
+    """``ppaudit.cli``: each subcommand module imports :mod:`ppaudit.cli.common` and no other module
+    of the package (not a sibling, nor the package's ``__init__``, which imports them all);
+    ``common`` imports none of them (DESIGN.md, the ``ppaudit.cli`` row)."""
+    edges = import_edges(packages=True)
+    cli = sorted(m for m in _modules() if m == "ppaudit.cli" or m.startswith("ppaudit.cli."))
+    subcommands = [m for m in cli if m not in ("ppaudit.cli", "ppaudit.cli.__main__", "ppaudit.cli.common")]
+    assert len(subcommands) >= 6, subcommands
+    inside = {m: sorted(b for a, b in edges if a == m and b in cli) for m in cli}
+    assert inside["ppaudit.cli.common"] == [], "ppaudit.cli.common imports a subcommand module or the package"
+    for m in subcommands:
+        assert inside[m] == ["ppaudit.cli.common"], f"{m} must import ppaudit.cli.common and no other cli module: {inside[m]}"
+    assert set(subcommands) <= set(inside["ppaudit.cli"]), "ppaudit.cli registers every subcommand module"
+
+
 def test_the_check_sees_a_planted_circle(tmp_path):
     """The edge reader is not blind: a planted pair of modules importing each other (one of
     them lazily, inside a function) and a planted upward import are found."""
@@ -95,6 +110,8 @@ def test_the_check_sees_a_planted_circle(tmp_path):
     (pkg / "mechanisms" / "a.py").write_text("from .b import x\nfrom ..adversaries.c import y\n")
     (pkg / "mechanisms" / "b.py").write_text("def f():\n    from . import a\n")
     (pkg / "adversaries" / "c.py").write_text("import ppaudit.mechanisms.a\n")
+    (pkg / "mechanisms" / "__init__.py").write_text("from . import b\n")
+    (pkg / "mechanisms" / "d.py").write_text("from . import b, NAME\n")
     mods = {}
     for path in pkg.rglob("*.py"):
         parts = list(path.relative_to(tmp_path).with_suffix("").parts)
@@ -102,3 +119,7 @@ def test_the_check_sees_a_planted_circle(tmp_path):
     got = import_edges(mods)
     assert {("ppaudit.mechanisms.a", "ppaudit.mechanisms.b"), ("ppaudit.mechanisms.b", "ppaudit.mechanisms.a"),
             ("ppaudit.mechanisms.a", "ppaudit.adversaries.c"), ("ppaudit.adversaries.c", "ppaudit.mechanisms.a")} <= got
+    # `from . import b, NAME`: an arrow to the module b; to the package's __init__ only when asked
+    assert ("ppaudit.mechanisms.d", "ppaudit.mechanisms.b") in got and ("ppaudit.mechanisms.d", "ppaudit.mechanisms") not in got
+    with_packages = import_edges(mods, packages=True)
+    assert {("ppaudit.mechanisms.d", "ppaudit.mechanisms"), ("ppaudit.mechanisms", "ppaudit.mechanisms.b")} <= with_packages

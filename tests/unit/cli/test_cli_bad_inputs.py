@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
-import ppaudit.cli as cli
+import ppaudit.cli.audit_counts as cli_audit_counts
 from ppaudit.blackbox.votes import VotesLayoutWarning, load_votes, votes_look_transposed
 from cli_runner import call
 
@@ -203,7 +203,7 @@ def test_internal_error_is_exit_2_with_traceback_only_under_debug(capsys, tmp_pa
         raise KeyError("surprise")
 
     (tmp_path / "c.csv").write_text(GOOD_COUNTS)
-    monkeypatch.setattr(cli, "_cmd_audit_counts", boom)
+    monkeypatch.setattr(cli_audit_counts, "run", boom)
     code, _, err = call(capsys, "audit-counts", tmp_path / "c.csv")
     assert code == 2 and "internal error: KeyError" in err and "--debug" in err and "Traceback" not in err
     code, _, err = call(capsys, "audit-counts", tmp_path / "c.csv", "--debug")

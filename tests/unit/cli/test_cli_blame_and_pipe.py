@@ -102,8 +102,8 @@ def test_audit_mechanism_has_the_same_checks():
 
 
 def test_bad_claim_is_bad_input_also_under_python_m(mechdir):
-    """``python -m ppaudit.cli``: the UsageError of cli_search was an "internal error" there; the value is
-    echoed as given (was ``'-1.0, None'``)."""
+    """``python -m ppaudit.cli``: the UsageError of the search command was an "internal error" there when
+    ``ppaudit.cli`` was one module run as ``__main__``; the value is echoed as given (was ``'-1.0, None'``)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run([sys.executable, "-m", "ppaudit.cli", "search", "blame_mechs:rr_bug", "--neighbours",
                            "count-vectors", "--length", "1", "--claim-dp", "-1"], cwd=mechdir, env=env,

@@ -9,8 +9,7 @@ gunicorn do; the current directory is on the path), builds the pairs with a gene
 bound the search (:mod:`ppaudit.blackbox.budget`); ``--report OUT.html`` writes the HTML report
 and ``--save FILE.pkl`` the result for a later ``recheck``. Exit codes as the other subcommands:
 0 no violation, 1 violation, 2 bad input — an exception raised in the user's mechanism or module
-included (named with its file and line; ``--debug`` shows its traceback). Kept in its own module
-so that :mod:`ppaudit.cli` only registers it (:func:`add_search_parser`).
+included (named with its file and line; ``--debug`` shows its traceback).
 """
 
 from __future__ import annotations
@@ -23,13 +22,16 @@ import math
 import sys
 from pathlib import Path
 
-__all__ = ["add_search_parser", "cmd_search", "load_mechanism"]
+from .common import (EXIT_OK, EXIT_VIOLATION, add_claim_options, add_common_options, claim_from_args, emit,
+                     nonneg_int, parse_orders, positive_float, unit_interval)
+
+__all__ = ["add_parser", "run", "load_mechanism"]
 
 GENERATORS = ("count-vectors", "query-answers", "replace-one", "add-remove-one", "label-flips")
 
 
 def _usage(msg: str) -> Exception:
-    # A ValueError: ppaudit.cli.main reports it with exit code 2 (also when cli runs as __main__).
+    # A ValueError: ppaudit.cli.common.run_command reports it with exit code 2 (and its traceback under --debug).
     return ValueError(msg)
 
 
@@ -40,7 +42,7 @@ def load_mechanism(path: str):
     the user's module is theirs (:class:`~ppaudit.blackbox.mechanism_checks.MechanismError`, file
     and line named, traceback under ``--debug``), not an internal error.
     """
-    from .blackbox.mechanism_checks import MechanismError, check_mechanism, user_frame
+    from ..blackbox.mechanism_checks import MechanismError, check_mechanism, user_frame
 
     form = ("give the mechanism as module:function (e.g. mymechs:rr, with mymechs.py in the current directory, "
             "or package.module:function) or as path/to/file.py:function")
@@ -116,7 +118,7 @@ def _need(args, name: str):
 
 
 def _pairs_from_args(args):
-    from .blackbox import neighbours as nb
+    from ..blackbox import neighbours as nb
 
     if (args.pairs is None) == (args.neighbours is None):
         raise _usage("give exactly one of --neighbours GENERATOR and --pairs FILE")
@@ -159,16 +161,15 @@ def _progress(args) -> bool:
     return not args.json and sys.stderr.isatty()
 
 
-def cmd_search(args) -> int:
+def run(args) -> int:
     """Run ``ppaudit search``; returns the exit code."""
-    from .blackbox import ClassifierOutputs, search_mechanism
-    from .cli import EXIT_OK, EXIT_VIOLATION, _claim_from_args, _emit, _orders
+    from ..blackbox import ClassifierOutputs, search_mechanism
 
     mech = load_mechanism(args.mechanism)
-    claim = _claim_from_args(args)
+    claim = claim_from_args(args)
     pairs = _pairs_from_args(args)
     outputs = ClassifierOutputs("logistic") if args.outputs == "logistic" else args.outputs
-    res = search_mechanism(mech, pairs, args.trials, orders=_orders(args.orders), confidence=args.confidence,
+    res = search_mechanism(mech, pairs, args.trials, orders=parse_orders(args.orders), confidence=args.confidence,
                            rng=args.seed, claim=claim, pilot_fraction=args.pilot_fraction, certify_top=args.certify_top,
                            outputs=outputs, n_jobs=args.n_jobs, progress=_progress(args),
                            time_budget=args.time_budget, max_draws=args.max_draws)
@@ -178,14 +179,12 @@ def cmd_search(args) -> int:
         import shlex
 
         res.to_html(args.report, command="ppaudit " + " ".join(shlex.quote(str(x)) for x in getattr(args, "argv", sys.argv[1:])))
-    _emit(args, res.to_dict(), res.summary().splitlines() + ([f"report: {args.report}"] if args.report else []))
+    emit(args, res.to_dict(), res.summary().splitlines() + ([f"report: {args.report}"] if args.report else []))
     return EXIT_VIOLATION if res.violation else EXIT_OK
 
 
-def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser:
-    """Register ``search`` on the subparsers ``sub`` (``common`` adds --json/--confidence/--seed)."""
-    from .cli import _nonneg_int, _positive_float, _unit_interval
-
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Register ``search`` on the subparsers ``sub``."""
     s = sub.add_parser(
         "search", help="search neighbouring pairs of a mechanism for the worst case and certify it",
         description="Import MECHANISM (module:function, called as function(data, n, rng) -> n outputs), try every "
@@ -199,20 +198,20 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
     src.add_argument("--pairs", metavar="FILE",
                      help="JSON list of [dataset, neighbour] pairs, each side passed to the mechanism as JSON gives "
                           "it, e.g. [[[0,0,0], [0,0,1]], [[0,0,0], [0,0,2]]]; the search covers only the pairs given")
-    src.add_argument("--length", type=_nonneg_int("--length", 1), help="count-vectors / query-answers: length")
-    src.add_argument("--max-count", type=_nonneg_int("--max-count", 1), default=1, help="count-vectors: largest count (default 1)")
-    src.add_argument("--sensitivity", type=_positive_float("--sensitivity"), default=1.0, help="query-answers: sensitivity (default 1)")
+    src.add_argument("--length", type=nonneg_int("--length", 1), help="count-vectors / query-answers: length")
+    src.add_argument("--max-count", type=nonneg_int("--max-count", 1), default=1, help="count-vectors: largest count (default 1)")
+    src.add_argument("--sensitivity", type=positive_float("--sensitivity"), default=1.0, help="query-answers: sensitivity (default 1)")
     src.add_argument("--database", metavar="JSON", help="replace-one / add-remove-one: the records, e.g. '[0,0,1]'")
     src.add_argument("--values", metavar="JSON", help="replace-one: values a record may take, e.g. '[0,1,2]'")
     src.add_argument("--pool", metavar="JSON", help="add-remove-one: records that may be added")
     src.add_argument("--labels", metavar="JSON", help="label-flips: the labels, e.g. '[0,1,1]'")
-    src.add_argument("--num-classes", type=_nonneg_int("--num-classes", 2), help="label-flips: number of classes")
-    src.add_argument("--sample", type=_nonneg_int("--sample", 1), metavar="N", help="audit a uniform sample of N pairs")
+    src.add_argument("--num-classes", type=nonneg_int("--num-classes", 2), help="label-flips: number of classes")
+    src.add_argument("--sample", type=nonneg_int("--sample", 1), metavar="N", help="audit a uniform sample of N pairs")
     s.add_argument("--trials", type=_trials, default=200_000, help="draws per side per pair (default 2e5)")
     s.add_argument("--orders", help="comma-separated orders > 1 (default: chosen for the claim)")
-    s.add_argument("--pilot-fraction", type=_unit_interval("--pilot-fraction"), default=0.2,
+    s.add_argument("--pilot-fraction", type=unit_interval("--pilot-fraction"), default=0.2,
                    help="share of the draws spent on the pilot (default 0.2)")
-    s.add_argument("--certify-top", type=_nonneg_int("--certify-top", 1), default=5,
+    s.add_argument("--certify-top", type=nonneg_int("--certify-top", 1), default=5,
                    help="pairs certified on fresh draws, Bonferroni over them (default 5)")
     s.add_argument("--outputs", choices=("auto", "counts", "classifier", "logistic"), default="auto",
                    help="count outputs, or a classifier's score thresholds (gradient boosting; logistic "
@@ -227,13 +226,13 @@ def add_search_parser(sub, common, add_claim_options) -> argparse.ArgumentParser
     s.add_argument("--save", metavar="FILE.pkl",
                    help="also pickle the result, the witness's fitted classifier included, so that it can be "
                         "re-checked later: SearchResult.load(FILE).recheck(mechanism, trials, rng)")
-    s.add_argument("--time-budget", type=_positive_float("--time-budget"), metavar="SECONDS",
+    s.add_argument("--time-budget", type=positive_float("--time-budget"), metavar="SECONDS",
                    help="stop within SECONDS: trials are lowered to fit the cost estimated from a first batch of "
                         "draws, and drawing stops at the deadline; the verdict is valid for what was drawn")
     s.add_argument("--max-draws", type=_trials_named("--max-draws"), metavar="N",
                    help="draws of the mechanism in all (both sides of every pair; 1e7 allowed): trials are lowered "
                         "to fit (reproducible)")
     add_claim_options(s)
-    common(s)
-    s.set_defaults(func=cmd_search)
+    add_common_options(s)
+    s.set_defaults(func=run)
     return s
