@@ -188,7 +188,8 @@ def _title(text: str, char: str) -> str:
 
 
 def write_api_pages(pages: list[Page], out: Path = API_DIR) -> list[str]:
-    """Write ``docs/api/<package>.rst`` and ``docs/api/index.rst``; returns the page names."""
+    """Write ``docs/api/<package>.rst`` and ``docs/api/index.rst`` (removing the pages of modules that
+    are gone); returns the page names."""
     out.mkdir(parents=True, exist_ok=True)
     names = []
     for page in pages:
@@ -232,6 +233,10 @@ def write_api_pages(pages: list[Page], out: Path = API_DIR) -> list[str]:
     path = out / "index.rst"
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
+    # the folder is generated (git-ignored): a page of a module that is gone (ppaudit.cli_search
+    # before the cli package) would be an orphan whose automodule fails, so it goes
+    for stale in set(out.glob("*.rst")) - {out / f"{s}.rst" for s, _ in names} - {path}:
+        stale.unlink()
     return [s for s, _ in names]
 
 

@@ -69,6 +69,15 @@ def test_undocumented_names_are_found(tmp_path, monkeypatch):
     assert missing == ["docsprobe.f (function, defined in docsprobe)", "docsprobe.X (data, defined in docsprobe)"]
 
 
+def test_api_pages_of_gone_modules_are_removed(tmp_path):
+    """``docs/api`` is generated: a page left by an earlier build for a module that is gone (as
+    ``ppaudit.cli_search`` after the cli package) is removed, else its automodule fails the -W build."""
+    (tmp_path / "cli_search.rst").write_text("``ppaudit.cli_search``\n", encoding="utf-8")
+    page = ppaudit_docs.Page("ppaudit.cli", (("ppaudit.cli", ("main", "build_parser")),))
+    assert ppaudit_docs.write_api_pages([page], out=tmp_path) == ["cli"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli.rst", "index.rst"]
+
+
 def test_figure_table_rows_come_from_the_registry():
     from ppaudit.workflow.registry import load_registry
 
