@@ -25,4 +25,4 @@ table = malek_table(runs, p.table, p.levels, p.games, p.confidence, read_paper_n
 log.info("\n%s", table.to_string(index=False))
 write_csv(table, snakemake.output.csv)  # noqa: F821
 with atomic_path(snakemake.output.md) as tmp:  # noqa: F821
-    tmp.write_text(f"# {p.title}\n\n" + table.to_markdown(index=False) + "\n")
+    tmp.write_text(f"# {p.title}\n\n" + table.drop(columns=["stand_in_measure"]).to_markdown(index=False) + "\n")

@@ -30,7 +30,10 @@ plain supervised student otherwise — CatBoost on the tabular stand-in; the tea
 to them while the student keeps its own schedule). ε = ∞ means the true labels (no noise)
 for every mechanism but PATE, whose ε = ∞ is the noise-free teacher plurality.
 :func:`pate_label_quality` measures what the student learns from (ours: the teachers' and the
-released answers' accuracy), which paper_comparison quotes beside a row far from the paper.
+released answers' accuracy) and :func:`pate_label_reach` how far a point's own label reaches
+the student (the channel the observational audit measures), which paper_comparison quotes
+beside a row far from the paper. ``pate_student_smoothing`` (a public constant) label-smooths
+the plain student's targets (:func:`smoothed_targets`, post-processing of the answers).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 from ..models.soft_label import fit_predict_soft
 from .labeldp_data import LabelDPData
 
-__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_label_quality", "pate_epsilon_data_dependent", "pate_sigma_for_data_dependent_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
+__all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_label_quality", "pate_label_reach", "smoothed_targets", "pate_epsilon_data_dependent", "pate_sigma_for_data_dependent_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
 
 #: The label-DP release algorithms that :func:`release_labels` implements.
 ALGORITHMS = ("lp_1st", "lp_1st_nc", "lp_1st_prior", "lp_1st_ood", "lp_2st", "alibi", "agibi", "pate")
@@ -262,8 +265,15 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     if not np.any(ans):
         raise ValueError(f"Confident-GNMax answered no query (pate_threshold={thr}); lower the threshold")
     sigma = float(rel.details["sigma"])
+    student = pate_student_label(data.name, settings)
+    smoothing = float(settings.get("pate_student_smoothing") or 0.0)
+    if not 0.0 <= smoothing < 1.0:
+        raise ValueError(f"pate_student_smoothing must lie in [0, 1), got {smoothing!r}")
+    if smoothing and student == "fixmatch":
+        raise ValueError("pate_student_smoothing applies to the plain student only (pate_student: plain, or the tabular stand-in); FixMatch takes hard labels")
     info = {"pate_sigma": sigma, "pate_calibration": calib, "pate_answered": int(ans.sum()), "epsilon_data_independent": rel.details["epsilon_data_independent"],
-            "pate_student": pate_student_label(data.name, settings), **pate_label_quality(rel.details["votes"], y[q], rel.labels, ans)}  # fmt: skip
+            "pate_student": student, "pate_student_smoothing": smoothing, **pate_label_quality(rel.details["votes"], y[q], rel.labels, ans),
+            **pate_label_reach(rel.details["teacher_votes"], rel.details["teacher_assignment"][q], y[q], len(y))}  # fmt: skip
     if info["pate_student"] == "fixmatch":
         info["_unlabeled"] = data.x_target  # public features of the target half
     if math.isinf(epsilon):
@@ -272,7 +282,88 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
         claimed = pate_epsilon_data_dependent(rel.details["votes"], sigma, delta, None if thr is None else float(thr), None if s1 is None else float(s1))
     else:
         claimed = float(rel.details["epsilon_data_independent"])
-    return _subset(data.x_target, q[ans]), rel.labels[ans], claimed, info
+    labels = rel.labels[ans] if not smoothing else smoothed_targets(rel.labels[ans], k, smoothing)
+    return _subset(data.x_target, q[ans]), labels, claimed, info
+
+
+def smoothed_targets(answers: np.ndarray, num_classes: int, smoothing: float) -> np.ndarray:
+    """The PATE student's soft targets: the released answers one-hot, label-smoothed,
+    ``(1 − a)·onehot + a/C`` (Szegedy et al. 2016, §7; Müller et al. 2019 on its calibration).
+
+    A function of the released answers and a public constant ``a`` only, so post-processing:
+    the mechanism's ε is unchanged. Why: at ε = ∞ the answers are the noise-free teacher
+    plurality, a deterministic function of x (the tabular teachers are unanimous on most
+    queries), so a student fitted to them hard learns P(answer | x) ∈ {0, 1} and is
+    overconfident against the true labels (the issue-34 measurement: 84 % right at 96 % mean
+    confidence, test log-loss 0.58); smoothing caps its confidence near 1 − a/2.
+
+    Raises:
+        ValueError: for ``smoothing`` outside [0, 1) or answers outside [0, C).
+    """
+    a = np.asarray(answers)
+    if not 0.0 <= float(smoothing) < 1.0:
+        raise ValueError(f"smoothing must lie in [0, 1), got {smoothing!r}")
+    if a.ndim != 1 or (a.size and (a.min() < 0 or a.max() >= num_classes)):
+        raise ValueError(f"answers must be a vector of classes in [0, {num_classes}), got shape {a.shape}")
+    out = np.full((a.size, int(num_classes)), float(smoothing) / num_classes)
+    out[np.arange(a.size), a.astype(np.int64)] += 1.0 - float(smoothing)
+    return out
+
+
+def pate_label_reach(teacher_votes: np.ndarray, query_teacher: np.ndarray, y_true: np.ndarray, num_points: int) -> dict:
+    """How far a labelled point's own label reaches the PATE student (ours, a diagnostic of the
+    observational audit's target; it reads the private labels and votes and is never released).
+
+    The observational label-inference attack (observational paper Alg. 2, §6.2) scores each
+    canary of the target half by how much better the target model fits its label than M'. A
+    PATE student sees a point's label only through the teacher whose part holds the point:
+    most directly where the point is itself a query, the teacher voted its own training label
+    there, and that vote decides the noise-free plurality (flipping it changes the plurality).
+
+    Args:
+        teacher_votes: ``(T, Q)`` votes per teacher (``details["teacher_votes"]`` of
+            :func:`ppaudit.mechanisms.labeldp.pate_label_dp`).
+        query_teacher: ``(Q,)`` the teacher whose part holds each query (queries drawn from the
+            labelled points).
+        y_true: the queries' true labels.
+        num_points: labelled points the queries were drawn from (the target half).
+
+    Returns:
+        ``pate_query_share`` (Q / num_points: the share of canaries that are queries, in
+        expectation), ``pate_own_teacher_agreement`` (the query's own teacher votes its training
+        label), ``pate_other_teacher_agreement`` (the other teachers vote it, mean) and
+        ``pate_pivotal_share`` (queries where the own teacher's vote decides the plurality).
+
+    Raises:
+        ValueError: for mismatched shapes or a teacher index out of range.
+    """
+    tv, own, y = np.asarray(teacher_votes), np.asarray(query_teacher), np.asarray(y_true)
+    if tv.ndim != 2 or not (tv.shape[1] == own.size == y.size) or own.size == 0:
+        raise ValueError(f"teacher_votes {tv.shape}, query_teacher {own.shape} and y_true {y.shape} must share the query axis (Q >= 1)")
+    t, nq = tv.shape
+    if own.min() < 0 or own.max() >= t:
+        raise ValueError(f"query_teacher must lie in [0, {t}), got range [{own.min()}, {own.max()}]")
+    if int(num_points) < nq:
+        raise ValueError(f"num_points ({num_points}) must be >= the number of queries ({nq})")
+    cols = np.arange(nq)
+    k = int(max(tv.max(), y.max())) + 1
+    votes = np.zeros((nq, k), dtype=np.int64)
+    np.add.at(votes, (np.repeat(cols, t), tv.T.ravel()), 1)
+    own_vote = tv[own, cols]
+    right = tv == y[None, :]
+    plural = votes.argmax(axis=1)
+    pivotal = np.zeros(nq, dtype=bool)
+    for c in range(k):  # the own vote moved to class c
+        moved = votes.copy()
+        moved[cols, own_vote] -= 1
+        moved[cols, c] += 1
+        pivotal |= moved.argmax(axis=1) != plural
+    return {
+        "pate_query_share": nq / int(num_points),
+        "pate_own_teacher_agreement": float(np.mean(right[own, cols])),
+        "pate_other_teacher_agreement": float(np.mean((right.sum(axis=0) - right[own, cols]) / max(t - 1, 1))),
+        "pate_pivotal_share": float(np.mean(pivotal)),
+    }
 
 
 def pate_label_quality(votes: np.ndarray, y_true: np.ndarray, labels: np.ndarray, answered: np.ndarray) -> dict:

@@ -28,6 +28,7 @@ __all__ = [
     "audit_target_models",
     "build_table",
     "findings",
+    "fit_gaps",
     "memorization_row",
     "memorization_rows",
     "paper_strings",
@@ -124,14 +125,19 @@ def _fmt(mean, std, digits=2):
 
 #: Mechanism extras of a target model's metrics copied into its audit rows.
 AUDIT_EXTRA_KEYS = ("pate_student", "alibi_prior", "agibi_calibration", "pate_calibration", "epsilon_data_independent", "pate_sigma", "pate_answered", "pate_teacher_accuracy",
-                    "pate_plurality_accuracy", "pate_label_accuracy", "pate_consensus")
+                    "pate_plurality_accuracy", "pate_label_accuracy", "pate_consensus", "pate_student_smoothing", "pate_query_share",
+                    "pate_own_teacher_agreement", "pate_other_teacher_agreement", "pate_pivotal_share")
 
 
 def stand_in_measure(row) -> str:
     """The measured numbers that say what a target model learned (ours): its test accuracy, mean top-class
-    probability (confidence; above the accuracy = overconfident) and log-loss and,
+    probability (confidence; above the accuracy = overconfident) and log-loss, the non-private ``M′``'s
+    test log-loss and the base-rate entropy, how much better ``M`` fits its canaries than the test set
+    (:func:`fit_gaps`: about 0 where the audit has nothing to find) and,
     for PATE, the teachers' mean accuracy on the queries, the noise-free plurality's accuracy, the share of
-    released answers that are right, the answered count and σ (:func:`ppaudit.experiments.labeldp_release.pate_label_quality`).
+    released answers that are right, the answered count and σ (:func:`ppaudit.experiments.labeldp_release.pate_label_quality`),
+    how far a canary's label reaches the student (:func:`ppaudit.experiments.labeldp_release.pate_label_reach`)
+    and the student's label smoothing.
 
     ``paper_comparison`` appends it to a row's note when ours and the paper's value differ by more than 2×
     (:func:`ppaudit.experiments.paper_comparison.compare_with_paper`). Missing entries (bundles written
@@ -159,6 +165,22 @@ def stand_in_measure(row) -> str:
         eps = pd.to_numeric(row.get("epsilon", math.nan), errors="coerce")
         if cal == "data_dependent" and edi is not None and not (isinstance(eps, float) and math.isinf(eps)):
             parts.append(f"σ calibrated to the data-dependent ε (paper; not a DP guarantee by itself), data-independent ε of the release {edi:.3g}")
+        share, own, other, piv = num("pate_query_share"), num("pate_own_teacher_agreement"), num("pate_other_teacher_agreement"), num("pate_pivotal_share")
+        if share is not None and own is not None:
+            parts.append(f"a canary's label reaches the student most directly through its own query: {100 * share:.0f} % of canaries are queries, their own teacher "
+                         f"votes their label on {100 * own:.0f} % (the other teachers {100 * other:.0f} %) and decides the noise-free plurality on "
+                         f"{100 * piv:.1f} %")  # fmt: skip
+        smooth = num("pate_student_smoothing")
+        if smooth:
+            parts.append(f"student fitted to the answers label-smoothed by a = {smooth:g}")
+    ref_ll, base = num("reference_test_log_loss"), num("base_rate_entropy")
+    if ref_ll is not None:
+        parts.append(f"non-private M′ (true labels, reference half) test log-loss {ref_ll:.3f}" + (f" (ours {ll - ref_ll:+.3f} from it)" if ll is not None else "")
+                     + (f", base-rate entropy {base:.3f}" if base is not None else ""))  # fmt: skip
+    gap, ref_gap = num("memorisation_gap"), num("reference_memorisation_gap")
+    if gap is not None:
+        parts.append(f"M fits its canaries' labels better than test labels by {gap:+.3f} nats of log-loss"
+                     + (f" (M′, which saw neither: {ref_gap:+.3f})" if ref_gap is not None else ""))  # fmt: skip
     return "; ".join(parts)
 
 
@@ -180,8 +202,8 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
     Returns:
         One row per (model, attack): ``dataset``, ``algo``, ``epsilon`` (∞ as ``inf``),
         :func:`audit_model`'s columns, ``claimed_epsilon``, ``test_accuracy``,
-        ``test_log_loss``, ``test_confidence`` (mean top-class probability on the test set) and
-        the mechanism extras.
+        ``test_log_loss``, ``test_confidence`` (mean top-class probability on the test set),
+        :func:`fit_gaps`'s columns and the mechanism extras.
 
     Raises:
         ValueError: for a model missing from the bundle.
@@ -205,10 +227,41 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
         df["test_accuracy"] = m["test_accuracy"]
         df["test_log_loss"] = m["test_log_loss"]
         df["test_confidence"] = float(np.mean(np.max(m["test_probs"], axis=1)))  # beside the accuracy: over/under-confidence
+        df = df.assign(**fit_gaps(m["y_target"], m["target_probs"], reference["target_probs"], m["y_test"], m["test_probs"], reference["test_probs"]))
         for key in AUDIT_EXTRA_KEYS:
             df[key] = m.get(key, "")
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+def fit_gaps(y_target, target_probs, reference_probs, y_test, test_probs, test_reference_probs) -> dict:
+    """What the observational label-inference attack can find, measured on the whole sets (ours).
+
+    The attack (observational paper Alg. 2, §6.2) wins where the target model ``M`` fits a
+    canary's label better than ``M′`` does; ``M`` can only do that for labels it depends on.
+    Its ``memorisation_gap`` — log-loss on the test set minus log-loss on the target half (the
+    canaries), both with the true labels — is about 0 for a model whose outputs do not depend on
+    the canaries' labels; ``M′``'s gap (it saw neither set) is the control.
+
+    Returns:
+        ``canary_log_loss``, ``memorisation_gap``, ``reference_test_log_loss``,
+        ``reference_memorisation_gap`` and ``base_rate_entropy`` (entropy in nats of the test
+        labels' class shares: the log-loss of the constant predictor).
+    """
+    from .labeldp_release import log_loss
+
+    y_target, y_test = np.asarray(y_target), np.asarray(y_test)
+    canary, test = log_loss(np.asarray(target_probs), y_target), log_loss(np.asarray(test_probs), y_test)
+    ref_canary, ref_test = log_loss(np.asarray(reference_probs), y_target), log_loss(np.asarray(test_reference_probs), y_test)
+    shares = np.bincount(y_test) / y_test.size
+    shares = shares[shares > 0]
+    return {
+        "canary_log_loss": canary,
+        "memorisation_gap": test - canary,
+        "reference_test_log_loss": ref_test,
+        "reference_memorisation_gap": ref_test - ref_canary,
+        "base_rate_entropy": float(-np.sum(shares * np.log(shares))),
+    }
 
 
 #: The markdown note under a table with PATE rows calibrated by the paper's procedure.

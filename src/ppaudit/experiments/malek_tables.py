@@ -14,7 +14,9 @@ Every setting has one row per estimator of
 :func:`ppaudit.experiments.labeldp_tables.memorization_rows` (``paper``: the authors'
 estimator, ``procedure = paper``; ``ours_normal`` and ``ours_cp``: ``procedure = ours``), and
 next to the interval the properties the game relies on: the model's test accuracy and the
-memorisation rate of the mislabelled canaries (the share whose argmax is the canary label).
+memorisation rate of the mislabelled canaries (the share whose argmax is the canary label), also
+as the text ``stand_in_measure`` that :mod:`ppaudit.experiments.paper_comparison` quotes beside a
+row more than 2× from the paper.
 """
 
 from __future__ import annotations
@@ -102,6 +104,11 @@ def malek_table(
                     rows.append(dict(level=level, algorithm=algo.upper(), epsilon=float(eps[algo]), **extra, sigma=sigma, agibi_calibration=cal, **r))
     out = pd.DataFrame(rows)
     out["test_accuracy_pct"] = 100 * out["test_accuracy"]
+    # what the stand-in's game measured (paper_comparison quotes it beside a row far from the paper)
+    out["stand_in_measure"] = [f"memorisation-game model: test accuracy {100 * r.test_accuracy:.1f} %, mislabelled canaries memorised "
+                               f"{100 * r.canary_memorisation_rate:.0f} % (argmax = canary label, {int(r.num_canaries)} canaries); "
+                               f"{int(r.num_correct)} of {int(r.num_guesses)} guesses right at the chosen threshold"
+                               for r in out.itertuples()]  # fmt: skip
     result_file = f"results/tables/labeldp/{table}.csv"
     key = list(MALEK_TABLES[table])
     first = out[out["estimator"] == "paper"]

@@ -81,6 +81,11 @@ def test_table5_rows_pooling_memorisation_and_overlap():
     hit = (t["level"] == "high") & (t["canaries"] == "1000")
     assert (t.loc[hit, "paper"] == "2.9–4.0").all() and (t.loc[~hit, "paper"] == "").all()
     assert "paper_accuracy" not in t
+    # The measured cause paper_comparison quotes beside a row far from the paper (issue 34 §2).
+    first = t.iloc[0]
+    assert first["stand_in_measure"] == (f"memorisation-game model: test accuracy {100 * first.test_accuracy:.1f} %, mislabelled canaries memorised 100 % "
+                                         f"(argmax = canary label, 200 canaries); {first.num_correct} of {first.num_guesses} guesses right at the chosen threshold")
+    assert t.loc[t["level"] == "low", "stand_in_measure"].str.contains("memorised 0 %").all()
 
 
 def test_table6_algorithms_sigma_and_paper_accuracy():

@@ -126,7 +126,8 @@ def pate_label_dp(
 
     Returns:
         :class:`LabelRelease` with ``labels`` the answers (−1 where unanswered), ``epsilon``
-        the data-dependent ε, ``delta``, and ``details`` holding ``votes``, ``answered``,
+        the data-dependent ε, ``delta``, and ``details`` holding ``votes``, ``teacher_votes``
+        (``(num_teachers, Q)``: each teacher's vote, the class its model ranks first), ``answered``,
         ``teacher_assignment``, ``sigma``, ``epsilon_data_independent``, ``rdp``, ``orders`` and
         ``student_proba``.
     """
@@ -153,11 +154,13 @@ def pate_label_dp(
             raise ValueError(f"teachers_fit_predict_proba must return one array per teacher ({t}), got {len(probas)}")
     else:
         probas = (teacher_fit_predict_proba(x[p], y[p], xq) for p in parts)
-    for proba in probas:
+    teacher_votes = np.zeros((t, xq.shape[0]), dtype=np.int64)
+    for i, proba in enumerate(probas):
         proba = np.asarray(proba)
         if proba.shape != (xq.shape[0], k):
             raise ValueError(f"teacher_fit_predict_proba must return shape ({xq.shape[0]}, {k}), got {proba.shape}")
-        votes[np.arange(xq.shape[0]), np.argmax(proba, axis=1)] += 1
+        teacher_votes[i] = np.argmax(proba, axis=1)
+        votes[np.arange(xq.shape[0]), teacher_votes[i]] += 1
     if s is None:
         s = check_sigma(sigma(votes))
     answers, answered = gnmax_aggregate(votes, s, gen, threshold, sigma_threshold)
@@ -182,6 +185,7 @@ def pate_label_dp(
             raise ValueError(f"student_fit_predict_proba must return shape ({xp.shape[0]}, {k}), got {student.shape}")
     details = {
         "votes": votes,
+        "teacher_votes": teacher_votes,
         "answered": answered,
         "teacher_assignment": assignment,
         "sigma": s,
