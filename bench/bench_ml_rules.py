@@ -64,7 +64,7 @@ def ab(old: Callable[[], np.ndarray], new: Callable[[], np.ndarray], repeat: int
 
 
 def case_efficientnet(args: argparse.Namespace) -> dict:
-    from ppaudit.experiments.private_knn import load_knn_inputs
+    from ppaudit.experiments.chadha2024.private_knn import load_knn_inputs
     from ppaudit.models.encoders import get_encoder
 
     x_train, _, _, _ = load_knn_inputs("fashion-mnist", 3000, 1000, 2024, source="packaged")
@@ -120,7 +120,7 @@ def case_convert(args: argparse.Namespace) -> dict:
 def case_threads(args: argparse.Namespace) -> dict:
     import torch
 
-    from ppaudit.experiments.private_knn import load_knn_inputs
+    from ppaudit.experiments.chadha2024.private_knn import load_knn_inputs
     from ppaudit.models.encoders import get_encoder
 
     x_train, _, _, _ = load_knn_inputs("rotten-tomatoes", 6000, 1000, 2024, source="packaged")

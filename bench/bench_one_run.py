@@ -39,7 +39,7 @@ from ppaudit.attacks.observational import (
     num_guesses_for_fractions,
     sample_counterfactual_labels,
 )
-from ppaudit.experiments.synthetic_rr import sample_mixture, true_posterior
+from ppaudit.experiments.labeldp.synthetic_rr import sample_mixture, true_posterior
 from ppaudit.mechanisms.labeldp import randomized_response
 
 _N = NormalDist()

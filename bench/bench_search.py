@@ -24,7 +24,7 @@ Prints, per mechanism: wall time (median of ``--repeats``) of the search and of 
 their ratio, draws, verdicts and the certified ε lower bound of the witness against the best
 baseline bound.
 
-Then the **benchmark target** (``blackbox_benchmark``): :func:`ppaudit.experiments.blackbox_benchmark.run_blackbox_benchmark`
+Then the **benchmark target** (``blackbox_benchmark``): :func:`ppaudit.experiments.blackbox.benchmark.run_blackbox_benchmark`
 on the settings of ``config/config.yaml`` (the embedded default), once with the pilot objective
 of the search (``"shrunk"``: a lower confidence bound of the certified excess, relative to the
 claim, with honestly ordered likelihood-ratio sets and ordinal threshold sets) and once with the
@@ -111,7 +111,7 @@ def run_benchmark_target() -> dict:
     import yaml
 
     import ppaudit.blackbox.search as search_module
-    from ppaudit.experiments.blackbox_benchmark import run_blackbox_benchmark
+    from ppaudit.experiments.blackbox.benchmark import run_blackbox_benchmark
 
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())["blackbox_benchmark"]
     kw = dict(confidence=cfg["confidence"], slack_level=cfg["slack_level"], cases=cfg["cases"] or None,

@@ -187,3 +187,52 @@ class LazyImport:
         target = self._module + (f".{self._attr}" if self._attr else "")
         state = "loaded" if self._obj is not None else "not loaded yet"
         return f"<LazyImport {target} ({state})>"
+
+
+class _MovedModules:
+    """Meta-path finder and loader of moved modules' old paths (:func:`alias_moved_modules`).
+
+    An old path imports as the very module object of its new path: :meth:`exec_module` puts the
+    new module in ``sys.modules`` under the old name, which the import system then returns (and
+    binds in the parent package) instead of the empty module it created; the new module's
+    ``__name__`` and ``__spec__`` stay its own.
+    """
+
+    def __init__(self, moved: Mapping[str, str]) -> None:
+        self.moved = dict(moved)
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
+        if fullname not in self.moved:
+            return None
+        from importlib.machinery import ModuleSpec  # noqa: PLC0415 (only when an old path is imported)
+
+        return ModuleSpec(fullname, self)
+
+    def create_module(self, spec: Any) -> None:
+        return None  # the default (empty) module, replaced in exec_module
+
+    def exec_module(self, module: Any) -> None:
+        sys.modules[module.__name__] = importlib.import_module(self.moved[module.__name__])
+
+
+def alias_moved_modules(package: str, moved: Mapping[str, str]) -> None:
+    """Keep the old import paths of moved modules working: ``package.old`` is ``package.new``.
+
+    For a module that moved inside ``package`` (issue 37: ``ppaudit.experiments.synthetic`` →
+    ``ppaudit.experiments.chadha2024.synthetic``) and whose old path users were told about:
+    ``import package.old`` and ``from package.old import name`` give the new module itself
+    (same object, nothing copied), imported only then. No file is left at the old path, so the
+    move stays a rename for git. The finder is consulted after the ordinary ones: a real module
+    at an old path wins.
+
+    Args:
+        package: the package's ``__name__``.
+        moved: old sub-module name → new one, both relative to ``package`` (``"synthetic"`` →
+            ``"chadha2024.synthetic"``).
+    """
+    table = {f"{package}.{old}": f"{package}.{new}" for old, new in moved.items()}
+    for finder in sys.meta_path:
+        if isinstance(finder, _MovedModules):
+            finder.moved.update(table)
+            return
+    sys.meta_path.append(_MovedModules(table))

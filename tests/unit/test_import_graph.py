@@ -123,3 +123,26 @@ def test_the_check_sees_a_planted_circle(tmp_path):
     assert ("ppaudit.mechanisms.d", "ppaudit.mechanisms.b") in got and ("ppaudit.mechanisms.d", "ppaudit.mechanisms") not in got
     with_packages = import_edges(mods, packages=True)
     assert {("ppaudit.mechanisms.d", "ppaudit.mechanisms"), ("ppaudit.mechanisms", "ppaudit.mechanisms.b")} <= with_packages
+
+
+#: Imports between the paper sub-packages of ppaudit.experiments (issue 37 §2: split by paper,
+#: each driver next to its family), importer's paper → imported paper: Wang et al.'s caching
+#: defence is audited on the vote models of Chadha et al.'s PATE / CaPC stage.
+EXPERIMENTS_CROSS_PAPER = {("wang2022", "chadha2024")}
+
+
+def test_experiments_papers_import_each_other_only_where_listed(edges):
+    def paper(module: str) -> str | None:
+        parts = module.split(".")
+        if parts[:2] != ["ppaudit", "experiments"] or len(parts) < 4:
+            return None  # outside experiments, or a cross-paper module at its top level
+        return parts[2]
+
+    cross = sorted(f"{a} -> {b}" for a, b in edges
+                   if paper(a) and paper(b) and paper(a) != paper(b) and (paper(a), paper(b)) not in EXPERIMENTS_CROSS_PAPER)
+    assert not cross, f"one paper's experiments import another's (list it, or move the shared piece down): {cross}"
+    # the cross-paper modules at experiments/ (findings_causes, paper_comparison) sit below the papers
+    packages = {name for name, path in _modules().items() if path.name == "__init__.py"}  # their lazy tables
+    up = sorted(f"{a} -> {b}" for a, b in edges
+                if a.count(".") == 2 and a.startswith("ppaudit.experiments.") and a not in packages and paper(b))
+    assert not up, f"a cross-paper module imports a paper's experiments: {up}"

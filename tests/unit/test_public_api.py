@@ -32,6 +32,9 @@ STAR_PACKAGES = {
     "ppaudit.accounting", "ppaudit.adversaries", "ppaudit.attacks.histogram", "ppaudit.attacks.observational",
     "ppaudit.audit", "ppaudit.data", "ppaudit.mechanisms.private_knn", "ppaudit.mechanisms.promptpate",
     "ppaudit.models.llm", "ppaudit.vote_models",
+    # issue 37: the experiments split by paper, each sub-package re-exporting its modules
+    "ppaudit.experiments.blackbox", "ppaudit.experiments.chadha2024", "ppaudit.experiments.labeldp",
+    "ppaudit.experiments.wang2022",
 }
 LAZY_PACKAGES = sorted(STAR_PACKAGES | {"ppaudit.blackbox", "ppaudit.mechanisms.labeldp", "ppaudit.workflow"})
 
@@ -57,7 +60,9 @@ def test_every_public_name_imports(package):
 def test_lazy_table_matches_the_modules(package):
     pkg = importlib.import_module(package)
     table = pkg._EXPORTS
-    flat = [name for names in table.values() for name in names]
+    # a name re-exported by a sibling (chadha2024.private_knn re-exports private_knn_audit's) is
+    # in two modules' __all__ and once in the package's
+    flat = list(dict.fromkeys(name for names in table.values() for name in names))
     modules_in_all = [n for n in pkg.__all__ if isinstance(getattr(pkg, n), types.ModuleType)]
     assert sorted(flat + modules_in_all) == sorted(pkg.__all__)
     for module_name, names in table.items():

@@ -105,7 +105,7 @@ def test_no_labeldp_row_is_not_found(tmp_path, configs):
     """Issue 30 §3: every paper number of the label-DP tables finds its (algorithm, ε) model in
     the config's grid (``labeldp_model_grid``), e.g. the domain prior of Obs. Tables 2 and 5 at
     ε = ∞, 8, 4 — checked on tables of the config's models, through the real lookup."""
-    from ppaudit.experiments.labeldp_release import parse_epsilon
+    from ppaudit.experiments.labeldp.release import parse_epsilon
     from ppaudit.workflow.config_checks import labeldp_model_grid
     from ppaudit.workflow.gpu_budget import load_workflow_config
 

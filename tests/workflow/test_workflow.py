@@ -210,11 +210,25 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:``, which never run: a lazy
+    package's ``__init__`` shows its modules' star imports to static analysers there, and a
+    script that imports one module of it does not import the others."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
 def _imports(path: Path, module: str) -> set[str]:
     """Absolute names of everything ``path`` (module ``module``) imports, lazily or not."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _runtime_nodes(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

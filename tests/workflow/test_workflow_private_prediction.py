@@ -367,7 +367,7 @@ def test_audits_are_ordered_per_query_and_composed(run_dir):
 @pytest.mark.workflow
 @pytest.mark.timeout(900)
 def test_findings_and_figure_tables(run_dir):
-    from ppaudit.experiments.pate_capc_findings import FINDINGS_COLUMNS
+    from ppaudit.experiments.chadha2024.pate_capc_findings import FINDINGS_COLUMNS
 
     f = pd.read_csv(run_dir / "results" / "tables" / "findings" / "knn.csv")
     assert list(f.columns) == [*FINDINGS_COLUMNS, "cause", "cause_detail"] and (f["algo"] == "knn").all()
@@ -435,7 +435,7 @@ def test_knn_config_errors_name_the_key(tmp_path, section, needle):
 
 
 def test_select_knn_candidates():
-    from ppaudit.experiments.private_knn import select_knn_candidates
+    from ppaudit.experiments.chadha2024.private_knn import select_knn_candidates
 
     P = np.array([[0.9, 0.1], [0.55, 0.45], [0.5, 0.5], [0.7, 0.3], [0.52, 0.48]])
     assert select_knn_candidates(P, None) is None
@@ -458,8 +458,8 @@ def _made_up_summary(vals: dict, exact_factor: float = 1.5, theory: float = 5.0)
 
 
 def test_knn_findings_table_columns_and_values():
-    from ppaudit.experiments.pate_capc_findings import FINDINGS_COLUMNS
-    from ppaudit.experiments.private_knn import knn_findings_table
+    from ppaudit.experiments.chadha2024.pate_capc_findings import FINDINGS_COLUMNS
+    from ppaudit.experiments.chadha2024.private_knn import knn_findings_table
 
     vals = {"nat-advq": 1.0, "pois-advq": 1.2, "pois-natq-test": 0.2, "pois-natq-train": 0.3, "pois-natq-embedding": 0.5}
     f = knn_findings_table(_made_up_summary(vals), floor=0.03)
@@ -502,7 +502,7 @@ def test_knn_findings_table_columns_and_values():
 
 
 def test_paper_text_datasets_fail_clearly_offline(monkeypatch, tmp_path):
-    from ppaudit.experiments import private_knn as pk
+    from ppaudit.experiments.chadha2024 import private_knn as pk
 
     from ppaudit import data
 

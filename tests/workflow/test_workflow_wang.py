@@ -148,7 +148,7 @@ def test_bad_wang_config_names_the_key(tmp_path):
 
 def test_adult_loader():
     from ppaudit.data.adult import adult_features, load_adult
-    from ppaudit.experiments.wang2022_adult import consensus_rule_summary
+    from ppaudit.experiments.wang2022.adult import consensus_rule_summary
 
     df = load_adult()
     assert len(df) == 45222
@@ -161,7 +161,7 @@ def test_adult_loader():
 
 
 def test_caching_defence_functions():
-    from ppaudit.experiments.wang2022_caching import caching_audits, caching_reconstruction, neighbouring_pair
+    from ppaudit.experiments.wang2022.caching import caching_audits, caching_reconstruction, neighbouring_pair
 
     h0, h1 = neighbouring_pair([14, 12, 10, 8, 6], "nat_advq")
     assert list(h1) == [15, 11, 10, 8, 6] and list(h0) == [14, 12, 10, 8, 6]
@@ -178,7 +178,7 @@ def test_caching_defence_functions():
 
 
 def test_sigma_findings_reports_failures():
-    from ppaudit.experiments.wang2022 import sigma_findings
+    from ppaudit.experiments.wang2022.reconstruction import sigma_findings
 
     rows = [{"attack": "query_limit", "label": f"L{i}", "sigma": s, "error": e}
             for i in range(3) for s, e in ((40, 0.03), (100, 0.01 if i else 0.05))]
@@ -196,7 +196,7 @@ def test_sigma_findings_reports_failures():
 
 
 def test_budget_findings_face_the_papers_number():
-    from ppaudit.experiments.wang2022 import budget_findings
+    from ppaudit.experiments.wang2022.reconstruction import budget_findings
 
     rows = [{"attack": "budget", "procedure": p, "accountant": "confident_gnmax", "label": f"L{i}", "sigma": 40.0, "budget": 4.96,
              "delta": 1e-6, "num_queries": 4000 + i, "num_answered": 2000 + i, "error": e}

@@ -1,4 +1,4 @@
-# The black-box benchmark (issue 28 §5; ppaudit.experiments.blackbox_benchmark): the mechanisms of
+# The black-box benchmark (issue 28 §5; ppaudit.experiments.blackbox.benchmark): the mechanisms of
 # StatDP's and DP-Sniper's evaluations (ppaudit.blackbox.catalogue), correct and buggy, searched by
 # ppaudit.blackbox.search_mechanism once per seed at every claimed ε0 of `blackbox_benchmark.settings`,
 # beside the peers' published values (ppaudit/blackbox/published_peers.csv). Target `blackbox_benchmark`.

@@ -20,7 +20,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from ppaudit.experiments.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
+from ppaudit.experiments.chadha2024.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.workflow import load_registry
 from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid
 
@@ -248,11 +248,11 @@ def check_figure_registry():
 
 # --- Chadha et al. 2024, private prediction: shared by PATE/CaPC, PromptPATE, Private-kNN ---
 # Summaries: results/chadha2024/private_prediction/{algo}/summary.csv (one per algorithm,
-# the columns of ppaudit.experiments.private_prediction); findings parts:
-# results/tables/findings/{algo}.csv (columns of ppaudit.experiments.pate_capc_findings).
+# the columns of ppaudit.experiments.chadha2024.private_prediction); findings parts:
+# results/tables/findings/{algo}.csv (columns of ppaudit.experiments.chadha2024.pate_capc_findings).
 
 # The three adversaries of PATE, CaPC and PromptPATE (§4.1); Private-kNN has its own five
-# (KNN_ADVERSARY_LABELS, from ppaudit.experiments.private_knn_names). Figure titles name them in workflow/figures.yaml.
+# (KNN_ADVERSARY_LABELS, from ppaudit.experiments.chadha2024.private_knn_names). Figure titles name them in workflow/figures.yaml.
 ADVERSARIES = ("nat-advq", "pois-advq", "pois-natq")
 
 
@@ -386,8 +386,8 @@ def get_teacher_params(wildcards):
 
 # --- Private-kNN (Chadha et al. 2024, §6, App. D.3, E.4) -------------------------------------
 # Rules: workflow/rules/features.smk (encoders), workflow/rules/knn.smk (audit). Dataset and
-# encoder modalities: ppaudit.experiments.private_knn_names (KNN_MODALITY, KNN_ENCODER_MODALITY);
-# adversaries and their labels: ppaudit.experiments.private_knn_names.KNN_ADVERSARY_LABELS.
+# encoder modalities: ppaudit.experiments.chadha2024.private_knn_names (KNN_MODALITY, KNN_ENCODER_MODALITY);
+# adversaries and their labels: ppaudit.experiments.chadha2024.private_knn_names.KNN_ADVERSARY_LABELS.
 # Paths share the prefix K = {dataset}/{encoder}/seed{seed}:
 #   results/features/K/{train,test}.npy             encoder features (float32, one row per point)
 #   results/features/K/labels.npz                   labels of the train / test subsets
@@ -759,8 +759,8 @@ def malek_levels():
 
 def malek_runs():
     """Every memorisation run of Malek Tables 5 and 6, once: [algo, ε text, run, canaries]
-    (ppaudit.experiments.labeldp_memorization.memorization_runs; rule train_memorization_models)."""
-    from ppaudit.experiments.labeldp_memorization import memorization_runs
+    (ppaudit.experiments.labeldp.memorization.memorization_runs; rule train_memorization_models)."""
+    from ppaudit.experiments.labeldp.memorization import memorization_runs
 
     m = get_config("labeldp", "malek")
     return [list(r) for r in memorization_runs(malek_levels(), m["games"], m["num_canaries"], m["canaries_per_game"])]

@@ -4,7 +4,7 @@
 # ppaudit.models.feature_cache.extract_features) keeps the features across reruns of this rule: a rerun
 # with the same inputs and encoder configuration loads them instead of encoding again.
 # Config: chadha2024.knn (get_config(*KNN, key)); the wildcard constraints KNN_WILDCARDS
-# (from ppaudit.experiments.private_knn_names' KNN_MODALITY and KNN_ENCODER_MODALITY): the
+# (from ppaudit.experiments.chadha2024.private_knn_names' KNN_MODALITY and KNN_ENCODER_MODALITY): the
 # Private-kNN section of workflow/rules/common.smk.
 
 

@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "attack_adult_histograms")  # 
 import pandas as pd  # noqa: E402
 
 from ppaudit.attacks.histogram import max_vote_share  # noqa: E402
-from ppaudit.experiments.wang2022 import reconstruct_consensus  # noqa: E402
+from ppaudit.experiments.wang2022.reconstruction import reconstruct_consensus  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

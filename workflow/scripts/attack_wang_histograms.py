@@ -13,7 +13,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "attack_wang_histograms")  # n
 import numpy as np  # noqa: E402
 
 from ppaudit.attacks.histogram import select_consensus_histograms  # noqa: E402
-from ppaudit.experiments.wang2022 import attack_selected_histograms  # noqa: E402
+from ppaudit.experiments.wang2022.reconstruction import attack_selected_histograms  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

@@ -1,5 +1,5 @@
 """Snakemake script of rule audit_knn: per-query audits of every candidate of one adversary
-(ppaudit.experiments.private_knn.audit_knn_crafted; §4.2, §6).
+(ppaudit.experiments.chadha2024.private_knn.audit_knn_crafted; §4.2, §6).
 
 Params: sigma, gamma, trials, sample_trials, orders, confidence, min_nu, bonferroni, exact,
 exact_draws, max_support, nonenumerable, rb_draws, rb_displaced, delta, seed. Output: ``per_query`` (+ column
@@ -12,7 +12,7 @@ import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
-from ppaudit.experiments.private_knn import audit_knn_crafted  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import audit_knn_crafted  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.montecarlo import device_scope  # noqa: E402
 from ppaudit.adversaries.private_knn import load_crafted  # noqa: E402

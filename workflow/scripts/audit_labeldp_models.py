@@ -3,7 +3,7 @@
 Inputs: ``probs`` / ``metrics`` (the dataset's model bundle, train_labeldp_targets),
 ``reference`` (npz of M'). Output: ``table`` (CSV, one row per (model, attack) with ε
 sweep/fixed mean and std, claimed ε, test metrics;
-:func:`ppaudit.experiments.labeldp_tables.audit_target_models`). Params: models, audit, seed.
+:func:`ppaudit.experiments.labeldp.tables.audit_target_models`). Params: models, audit, seed.
 """
 
 import _ppaudit_path
@@ -12,8 +12,8 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_labeldp_models")  # noq
 
 import numpy as np  # noqa: E402
 
-from ppaudit.experiments.labeldp_models import read_model_bundle  # noqa: E402
-from ppaudit.experiments.labeldp_tables import audit_target_models  # noqa: E402
+from ppaudit.experiments.labeldp.models import read_model_bundle  # noqa: E402
+from ppaudit.experiments.labeldp.tables import audit_target_models  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 p = snakemake.params  # noqa: F821

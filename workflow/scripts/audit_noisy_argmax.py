@@ -5,9 +5,9 @@ transcript_max_work, transcript_mc_draws, transcript_trials, transcript_audit, t
 (rows ``control = True``).
 Every audit of the adversary (per-query, transcript, control, joint) shares one Bonferroni
 budget: each runs at 1 − (1 − confidence)/N, N = all of them (issue 27 §1).
-Outputs: ``per_query`` (ppaudit.experiments.private_prediction.audit_crafted); ``joint`` — for
+Outputs: ``per_query`` (ppaudit.experiments.chadha2024.private_prediction.audit_crafted); ``joint`` — for
 Pois-NatQ with ``transcript`` on, the joint audit of all natural queries on one training draw
-(ppaudit.experiments.pate_capc_joint.joint_natq_audit, from the twin-paired joint vote vectors
+(ppaudit.experiments.chadha2024.pate_capc_joint.joint_natq_audit, from the twin-paired joint vote vectors
 of input ``votes_S_prime``); an empty table (header only) for the AdvQ adversaries, whose
 transcript audit is already in ``per_query``.
 """
@@ -20,8 +20,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
-from ppaudit.experiments.pate_capc_joint import JOINT_EPS_COLUMNS, JOINT_RDP_COLUMNS, joint_audit_count, joint_natq_audit  # noqa: E402
-from ppaudit.experiments.private_prediction import audit_crafted, per_query_audit_count  # noqa: E402
+from ppaudit.experiments.chadha2024.pate_capc_joint import JOINT_EPS_COLUMNS, JOINT_RDP_COLUMNS, joint_audit_count, joint_natq_audit  # noqa: E402
+from ppaudit.experiments.chadha2024.private_prediction import audit_crafted, per_query_audit_count  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.montecarlo import device_scope  # noqa: E402
 from ppaudit.vote_models.twin import load_twin_fit  # noqa: E402

@@ -2,8 +2,8 @@
 
 Makes ``long`` (one row per repetition, k, ε, counterfactual and guess fraction) and
 ``summary`` (mean ± std over repetitions) with
-:func:`ppaudit.experiments.synthetic_rr.rr_audit_experiment` and
-:func:`~ppaudit.experiments.synthetic_rr.summarize`.
+:func:`ppaudit.experiments.labeldp.synthetic_rr.rr_audit_experiment` and
+:func:`~ppaudit.experiments.labeldp.synthetic_rr.summarize`.
 Params: settings (labeldp.synthetic_rr), delta, confidence, t, seed.
 """
 
@@ -11,7 +11,7 @@ import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_rr")  # noqa: F821
 
-from ppaudit.experiments.synthetic_rr import rr_audit_experiment, summarize
+from ppaudit.experiments.labeldp.synthetic_rr import rr_audit_experiment, summarize
 from ppaudit.io import write_csv
 
 p = snakemake.params  # noqa: F821

@@ -1,8 +1,8 @@
 """Rule audit_rr_tau_shift: audits binary randomized response with τ-shifted counterfactual labels (observational paper, App. C, Fig. 4).
 
 Makes ``long`` (one row per repetition, τ, ε and guess fraction) and ``summary`` (mean ± std
-over repetitions) with :func:`ppaudit.experiments.synthetic_rr.tau_shift_experiment` and
-:func:`~ppaudit.experiments.synthetic_rr.summarize`.
+over repetitions) with :func:`ppaudit.experiments.labeldp.synthetic_rr.tau_shift_experiment` and
+:func:`~ppaudit.experiments.labeldp.synthetic_rr.summarize`.
 Params: settings (labeldp.tau_shift), delta, confidence, t, seed.
 """
 
@@ -10,7 +10,7 @@ import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_rr")  # noqa: F821
 
-from ppaudit.experiments.synthetic_rr import summarize, tau_shift_experiment
+from ppaudit.experiments.labeldp.synthetic_rr import summarize, tau_shift_experiment
 from ppaudit.io import write_csv
 
 p = snakemake.params  # noqa: F821

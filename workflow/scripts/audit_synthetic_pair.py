@@ -9,7 +9,7 @@ import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_synthetic_pair")  # noqa: F821
 
-from ppaudit.experiments.synthetic import audit_histogram_pair  # noqa: E402
+from ppaudit.experiments.chadha2024.synthetic import audit_histogram_pair  # noqa: E402
 from ppaudit.io import write_csv, write_json  # noqa: E402
 from ppaudit.montecarlo import device_scope  # noqa: E402
 from ppaudit.rng import job_seed_sequence  # noqa: E402

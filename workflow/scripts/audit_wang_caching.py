@@ -7,7 +7,7 @@ import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "audit_wang_caching")  # noqa: F821
 
-from ppaudit.experiments.wang2022_caching import caching_audits, caching_reconstruction  # noqa: E402
+from ppaudit.experiments.wang2022.caching import caching_audits, caching_reconstruction  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

@@ -4,7 +4,7 @@
 For the worst (or every) candidate canary of Nat-AdvQ and Pois-AdvQ (Chadha et al. 2024, §5.1)
 on the panel dataset: 2-cut audits of the transcript of ``n_Q`` repeated answers without and
 with the answer cache and of one answer, next to the stage's own numbers for that candidate
-(:func:`ppaudit.experiments.wang2022_caching.pate_caching_transcripts`).
+(:func:`ppaudit.experiments.wang2022.caching.pate_caching_transcripts`).
 
 Inputs: fits, canaries, rdp (lists, in the order of params.adversaries). Params: settings
 (wang2022.defence.pate), adversaries, dataset, sigma, orders, confidence, delta, seed.
@@ -18,7 +18,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.adversaries import CraftedCanaries  # noqa: E402
-from ppaudit.experiments.wang2022_caching import pate_caching_transcripts  # noqa: E402
+from ppaudit.experiments.wang2022.caching import pate_caching_transcripts  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 from ppaudit.vote_models import load_fit  # noqa: E402

@@ -12,7 +12,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 import numpy as np  # noqa: E402
 
 from ppaudit.adversaries import sample_query_indices  # noqa: E402
-from ppaudit.experiments.private_knn import KNN_DATASETS  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import KNN_DATASETS  # noqa: E402
 from ppaudit.adversaries.private_knn import knn_setup, save_setup  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

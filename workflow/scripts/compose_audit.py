@@ -23,7 +23,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "compose_audit")  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from ppaudit.audit import compose_candidates, count_audits, simultaneous_confidence, summarize_candidates  # noqa: E402
-from ppaudit.experiments.pate_capc_joint import joint_summary_rows  # noqa: E402
+from ppaudit.experiments.chadha2024.pate_capc_joint import joint_summary_rows  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821

@@ -1,10 +1,10 @@
 """Snakemake script of rule compose_knn_audit: compose the per-query RDP over each candidate's
 queries, ε at δ, worst / max / average case over the candidates (§4.2, §6, App. E.4).
 
-Outputs: ``rdp`` and ``eps`` (ppaudit.experiments.private_knn.compose_knn), ``summary``
+Outputs: ``rdp`` and ``eps`` (ppaudit.experiments.chadha2024.private_knn.compose_knn), ``summary``
 (summarize_knn plus the columns algo, encoder, sigma, k, gamma, trials (the configured T),
 num_queries, source, delta, eps_floor, and the provenance of the audits,
-ppaudit.experiments.private_knn.knn_audit_provenance: audit_method, trials_used, paper_trials,
+ppaudit.experiments.chadha2024.private_knn.knn_audit_provenance: audit_method, trials_used, paper_trials,
 multiplicity, confidence_per_audit, effective_confidence_min, num_audits — every audit run: the
 2-cut, k-cut and per-query ε bound of each (candidate, query) and the whole-transcript audits — and
 simultaneous_confidence, the union bound over them, issue 27 §1).
@@ -16,7 +16,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.private_knn import compose_knn, knn_audit_provenance, summarize_knn  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import compose_knn, knn_audit_provenance, summarize_knn  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake script of rule craft_canaries: candidate canaries of one adversary (§4.1, §5.1).
 
 Candidates: ``num_candidates`` query-set points chosen by ``selection``
-(ppaudit.experiments.pate_capc_findings.select_candidates); the AdvQ adversaries ask their
+(ppaudit.experiments.chadha2024.pate_capc_findings.select_candidates); the AdvQ adversaries ask their
 point n_Q times, Pois-NatQ asks the n_Q natural queries once each. Poisons are mislabelled
 (the most-voted label other than the true one); CaPC canaries go to the party whose teacher
 votes differently from the canary label (ppaudit.adversaries.choose_capc_party).
@@ -15,7 +15,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "craft_canaries")  # noqa: F82
 import numpy as np  # noqa: E402
 
 from ppaudit.adversaries import choose_capc_party, craft  # noqa: E402
-from ppaudit.experiments.pate_capc_findings import select_candidates  # noqa: E402
+from ppaudit.experiments.chadha2024.pate_capc_findings import select_candidates  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 with np.load(snakemake.input.votes) as z:  # noqa: F821

@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import numpy as np  # noqa: E402
 
-from ppaudit.experiments.private_knn import select_knn_candidates  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import select_knn_candidates  # noqa: E402
 from ppaudit.adversaries.private_knn import craft_knn, load_setup, save_crafted  # noqa: E402
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821

@@ -15,7 +15,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from ppaudit.experiments.private_knn import load_knn_inputs  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import load_knn_inputs  # noqa: E402
 from ppaudit.models.encoders import get_encoder  # noqa: E402
 from ppaudit.models.feature_cache import extract_features  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402

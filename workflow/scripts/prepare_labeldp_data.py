@@ -9,7 +9,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "prepare_labeldp_data")  # noq
 
 import pickle  # noqa: E402
 
-from ppaudit.experiments.labeldp_data import load_labeldp_dataset  # noqa: E402
+from ppaudit.experiments.labeldp.data import load_labeldp_dataset  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

@@ -14,7 +14,7 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 
-from ppaudit.experiments.blackbox_benchmark import run_blackbox_benchmark  # noqa: E402
+from ppaudit.experiments.blackbox.benchmark import run_blackbox_benchmark  # noqa: E402
 from ppaudit.io import save_figure, write_csv  # noqa: E402
 from ppaudit.plots.blackbox import plot_blackbox_benchmark  # noqa: E402
 from ppaudit.rng import job_seed_sequence  # noqa: E402

@@ -1,5 +1,5 @@
 """Snakemake script of rule tabulate_findings: the orderings of §5.4 checked for one algorithm
-(ppaudit.experiments.pate_capc_findings.findings_rows), then one row per dataset with the
+(ppaudit.experiments.chadha2024.pate_capc_findings.findings_rows), then one row per dataset with the
 stand-in teachers' accuracy and consensus (teacher_properties / teacher_rows; inputs ``votes``
 and ``queries`` in the order of params ``datasets``, with ``sigmas`` and ``models``), and the
 canary teachers' poison success rate per dataset and adversary (canary_rows; inputs
@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 
 from ppaudit.adversaries import CraftedCanaries, canary_vote_rates  # noqa: E402
 from ppaudit.experiments.findings_causes import chadha_causes  # noqa: E402
-from ppaudit.experiments.pate_capc_findings import canary_rows, findings_rows, teacher_properties, teacher_rows  # noqa: E402
+from ppaudit.experiments.chadha2024.pate_capc_findings import canary_rows, findings_rows, teacher_properties, teacher_rows  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 algo = snakemake.wildcards.algo  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake script of rule tabulate_knn_findings: the Private-kNN claims of §6 checked on the
-numbers (ppaudit.experiments.private_knn.knn_findings_table), with the Pois-NatQ poisons' expected top-k
+numbers (ppaudit.experiments.chadha2024.private_knn.knn_findings_table), with the Pois-NatQ poisons' expected top-k
 inclusions (input ``crafted``) beside the embedding-vs-test/train rows. Output: ``findings`` (the
-columns of ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS)."""
+columns of ppaudit.experiments.chadha2024.pate_capc_findings.FINDINGS_COLUMNS)."""
 
 import _ppaudit_path
 
@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ppaudit.experiments.findings_causes import chadha_causes  # noqa: E402
-from ppaudit.experiments.private_knn import knn_findings_table  # noqa: E402
+from ppaudit.experiments.chadha2024.private_knn import knn_findings_table  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 
 summary = pd.read_csv(snakemake.input.summary)  # noqa: F821

@@ -10,7 +10,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_labeldp")  # noqa: F
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.labeldp_tables import PATE_DATA_DEPENDENT_NOTE, build_table, read_paper_number_strings  # noqa: E402
+from ppaudit.experiments.labeldp.tables import PATE_DATA_DEPENDENT_NOTE, build_table, read_paper_number_strings  # noqa: E402
 from ppaudit.io import atomic_path, write_csv  # noqa: E402
 
 audits = pd.concat([pd.read_csv(f) for f in snakemake.input.audits], ignore_index=True)  # noqa: F821

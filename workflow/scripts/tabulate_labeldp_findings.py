@@ -13,7 +13,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_labeldp_findings")  
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.labeldp_tables import findings, read_paper_number_strings  # noqa: E402
+from ppaudit.experiments.labeldp.tables import findings, read_paper_number_strings  # noqa: E402
 from ppaudit.experiments.findings_causes import labeldp_causes, require_causes  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 

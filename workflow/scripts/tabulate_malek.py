@@ -1,7 +1,7 @@
 """Rule tabulate_malek: Malek et al. 2021 Table 5 (App. C) or Table 6 (App. D), ε_m intervals of the memorisation game.
 
 Makes ``csv`` and ``md``: one row per (level, setting / algorithm, estimator) with the paper's
-interval and accuracy next to ours (:func:`ppaudit.experiments.malek_tables.malek_table`).
+interval and accuracy next to ours (:func:`ppaudit.experiments.labeldp.malek_tables.malek_table`).
 Inputs: ``runs`` (npz of train_memorization_models), ``paper_numbers``
 (workflow/data/paper_numbers.csv). Params: table ("malek_table5"/"malek_table6"), levels
 ({level: {alibi: ε, agibi: ε}}), games, confidence, title.
@@ -15,8 +15,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from ppaudit.experiments.labeldp_tables import read_paper_number_strings  # noqa: E402
-from ppaudit.experiments.malek_tables import malek_table  # noqa: E402
+from ppaudit.experiments.labeldp.tables import read_paper_number_strings  # noqa: E402
+from ppaudit.experiments.labeldp.malek_tables import malek_table  # noqa: E402
 from ppaudit.io import atomic_path, write_csv  # noqa: E402
 
 p = snakemake.params  # noqa: F821

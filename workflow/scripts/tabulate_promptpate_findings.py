@@ -1,6 +1,6 @@
 """Rule tabulate_promptpate_findings: the paper's PromptPATE claims (§5.3–5.4)
 and the teachers' classification quality, checked on the audit summaries and the votes
-(``ppaudit.experiments.promptpate_findings``)."""
+(``ppaudit.experiments.chadha2024.promptpate``)."""
 
 import _ppaudit_path
 
@@ -8,7 +8,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], snakemake.rule)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.promptpate_findings import promptpate_findings, teacher_statistics  # noqa: E402
+from ppaudit.experiments.chadha2024.promptpate import promptpate_findings, teacher_statistics  # noqa: E402
 from ppaudit.experiments.findings_causes import chadha_causes  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.mechanisms.promptpate import PromptPateVotes  # noqa: E402

@@ -1,12 +1,12 @@
 """Snakemake script of rule tabulate_repeated_query_example: issue 13 §1's repeated-query
 example audited by the PATE stage's code and written as findings rows
-(ppaudit.experiments.repeated_query_example). Output: ``findings``."""
+(ppaudit.experiments.chadha2024.repeated_query). Output: ``findings``."""
 
 import _ppaudit_path
 
 log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_repeated_query_example")  # noqa: F821
 
-from ppaudit.experiments.repeated_query_example import repeated_query_example, repeated_query_example_rows  # noqa: E402
+from ppaudit.experiments.chadha2024.repeated_query import repeated_query_example, repeated_query_example_rows  # noqa: E402
 from ppaudit.experiments.findings_causes import chadha_causes  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 

@@ -5,9 +5,9 @@ Inputs ``attacks`` (one CSV per dataset), ``pate`` (rule audit_wang_caching_pate
 paper (per dataset: the paper dataset it stands for and the paper's mean budget-attack error, from
 workflow/data/paper_numbers.csv). Output ``table`` (CSV): one row per check and solver
 (``procedure`` = paper / ours) with the numbers and a boolean ``holds`` (a failing check is
-reported, not hidden, with its ``cause``: :func:`ppaudit.experiments.findings_causes.wang_causes`): :func:`ppaudit.experiments.wang2022.sigma_findings`, ``budget_findings``,
+reported, not hidden, with its ``cause``: :func:`ppaudit.experiments.findings_causes.wang_causes`): :func:`ppaudit.experiments.wang2022.reconstruction.sigma_findings`, ``budget_findings``,
 ``query_cost_findings`` per dataset, then
-:func:`ppaudit.experiments.wang2022_caching.caching_findings`.
+:func:`ppaudit.experiments.wang2022.caching.caching_findings`.
 """
 
 import _ppaudit_path
@@ -16,13 +16,13 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "tabulate_wang_findings")  # n
 
 import pandas as pd  # noqa: E402
 
-from ppaudit.experiments.wang2022 import (  # noqa: E402
+from ppaudit.experiments.wang2022.reconstruction import (  # noqa: E402
     budget_findings,
     query_cost_findings,
     sigma_findings,
 )
 from ppaudit.experiments.findings_causes import require_causes, wang_causes  # noqa: E402
-from ppaudit.experiments.wang2022_caching import caching_findings  # noqa: E402
+from ppaudit.experiments.wang2022.caching import caching_findings  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.plots.wang import pate_caching_epsilons  # noqa: E402
 

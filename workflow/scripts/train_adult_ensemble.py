@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "train_adult_ensemble")  # noq
 import pandas as pd  # noqa: E402
 
 from ppaudit.data.adult import load_adult  # noqa: E402
-from ppaudit.experiments.wang2022_adult import phd_detection_experiment  # noqa: E402
+from ppaudit.experiments.wang2022.adult import phd_detection_experiment  # noqa: E402
 from ppaudit.io import write_csv  # noqa: E402
 from ppaudit.rng import job_generator  # noqa: E402
 

@@ -3,7 +3,7 @@
 Makes ``probs`` (npz: probabilities on the target half and the test set) and ``metrics``
 (JSON: claimed ε = inf, test accuracy and log-loss; the training time goes to the log, not to
 the results, so the same config gives the same bytes) — M' fitted on the reference
-half with its true labels (:func:`ppaudit.experiments.labeldp_models.train_reference_model`).
+half with its true labels (:func:`ppaudit.experiments.labeldp.models.train_reference_model`).
 Inputs: ``data`` (prepare_labeldp_data). Params: settings, delta, seed.
 """
 
@@ -14,7 +14,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "train_labeldp")  # noqa: F821
 import pickle
 import time
 
-from ppaudit.experiments.labeldp_models import (
+from ppaudit.experiments.labeldp.models import (
     train_reference_model,
     write_model_outputs,
 )

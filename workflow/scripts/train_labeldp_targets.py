@@ -4,7 +4,7 @@ Makes ``probs`` (npz: per model the probabilities on the target half and the tes
 the labels) and ``metrics`` (JSON: per model the claimed ε, test accuracy and log-loss, the
 mechanism's extras) — for each ``(algo, ε)`` of ``params.models``, labels released by the
 mechanism and M fitted on them, the soft-label MLPs as one stacked block
-(:func:`ppaudit.experiments.labeldp_models.train_target_models`).
+(:func:`ppaudit.experiments.labeldp.models.train_target_models`).
 Inputs: ``data`` (prepare_labeldp_data). Params: models, settings, delta, seed.
 """
 
@@ -15,7 +15,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "train_labeldp_targets")  # no
 import pickle  # noqa: E402
 import time  # noqa: E402
 
-from ppaudit.experiments.labeldp_models import train_target_models, write_model_bundle  # noqa: E402
+from ppaudit.experiments.labeldp.models import train_target_models, write_model_bundle  # noqa: E402
 
 p = snakemake.params  # noqa: F821
 with open(snakemake.input.data, "rb") as fh:  # noqa: F821

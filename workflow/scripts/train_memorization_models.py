@@ -4,7 +4,7 @@ For each run ``(algo, ε, run, number of canaries)`` of ``params.runs``: plants 
 canaries in the target half of the image data, releases the labels with ALIBI/AGIBI at ε,
 fits the game's MLP (ALIBI's iterative prior when ``settings["alibi_prior"] == "iterative"``)
 and saves its probabilities on the canaries — the runs trained as labeldp.malek.blocks stacked blocks
-(:func:`ppaudit.experiments.labeldp_memorization.run_memorization_games`).
+(:func:`ppaudit.experiments.labeldp.memorization.run_memorization_games`).
 Inputs: ``data`` (prepare_labeldp_data, image). Output: ``canaries`` (one npz per run, in
 the order of ``params.runs``). Params: runs, settings, model, blocks, delta, seed. Threads: processes, each training
 stacked blocks of the runs (run_memorization_games ``blocks`` / ``workers``: same bytes for any threads).
@@ -19,7 +19,7 @@ import numpy as np
 
 def main(sm) -> None:
     log = _ppaudit_path.log_to_file(sm.log[0], "train_memorization_models")
-    from ppaudit.experiments.labeldp_memorization import run_memorization_games
+    from ppaudit.experiments.labeldp.memorization import run_memorization_games
     from ppaudit.io import atomic_path
 
     p = sm.params

@@ -11,7 +11,7 @@ log = _ppaudit_path.log_to_file(snakemake.log[0], "train_wang_teachers")  # noqa
 import numpy as np  # noqa: E402
 
 from ppaudit.data import load_dataset  # noqa: E402
-from ppaudit.experiments.wang2022 import vote_histograms  # noqa: E402
+from ppaudit.experiments.wang2022.reconstruction import vote_histograms  # noqa: E402
 from ppaudit.io import atomic_path  # noqa: E402
 from ppaudit.rng import job_generator, job_seed_sequence  # noqa: E402
 from ppaudit.mechanisms.pate_capc import pate_teacher_votes  # noqa: E402

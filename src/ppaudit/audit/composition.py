@@ -95,7 +95,7 @@ def compose_candidates(
     independent training runs per query (the paper's Pois-NatQ assumption). With
     ``transcript_se``, ``eps_exact_transcript_2se`` converts ``exact_transcript + 2·transcript_se``:
     where the transcript RDP is a Monte Carlo estimate, its upper reading (an estimate, not a
-    bound: :func:`ppaudit.experiments.pate_capc_findings.findings_rows` compares the paper's
+    bound: :func:`ppaudit.experiments.chadha2024.pate_capc_findings.findings_rows` compares the paper's
     composed audit with it when no finite cap is certified); equal to ``eps_exact_transcript``
     where the transcript was enumerated (``transcript_se = 0``).
 

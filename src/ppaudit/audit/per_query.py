@@ -21,7 +21,7 @@ A mechanism contributes only *how its outputs are drawn*: an object of the
 * :class:`VoteModelSource` — a fitted random-histogram model of PATE / CaPC (§5.1–5.2,
   :mod:`ppaudit.vote_models`): every trial draws a fresh histogram.
 
-Private-kNN's source (:class:`ppaudit.experiments.private_knn.KnnModelSource`) follows the same
+Private-kNN's source (:class:`ppaudit.experiments.chadha2024.private_knn.KnnModelSource`) follows the same
 protocol. :func:`audit_query` is the one entry point; every stage calls it.
 
 Randomness: ``rng`` is split into streams in a fixed order — the count streams (one for a

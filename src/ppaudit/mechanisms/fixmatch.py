@@ -16,7 +16,7 @@ one-hidden-layer MLP of the label-DP stand-ins and the augmentations act on feat
 
 * :func:`affine_maps_augment` — a random member of a set of affine maps of the feature
   space, e.g. the images' horizontal flip and pixel shifts carried through the PCA
-  projection (:func:`ppaudit.experiments.labeldp_data.load_labeldp_dataset` builds them
+  projection (:func:`ppaudit.experiments.labeldp.data.load_labeldp_dataset` builds them
   for the image stand-in), plus optional feature noise / dropout;
 * :func:`feature_noise_augment` — Gaussian feature noise and feature dropout (inverted
   scaling), for the tabular / TF-IDF stand-ins, where no geometric augmentation exists.

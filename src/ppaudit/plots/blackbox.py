@@ -20,7 +20,7 @@ def plot_blackbox_benchmark(table: pd.DataFrame, detection_bar: float = 0.9, fal
     """Two panels per setting (claimed ε₀ and draws): verdict rate per mechanism, and ε lower bounds beside the peers'.
 
     Args:
-        table: :attr:`ppaudit.experiments.blackbox_benchmark.BenchmarkResult.table`.
+        table: :attr:`ppaudit.experiments.blackbox.benchmark.BenchmarkResult.table`.
         detection_bar: the detection bar drawn on the verdict panel (buggy cases).
         false_alarm_bar: the false-alarm bar (correct cases) as a rate; ``None``: not drawn.
 

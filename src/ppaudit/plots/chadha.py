@@ -155,7 +155,7 @@ def synthetic_title(figure: str, pair: dict, settings: dict) -> str:
 def synthetic_figure(table: pd.DataFrame, methods, title: str):
     """RDP against the order of one synthetic pair (Chadha et al. 2024, Figs. 2 and 6).
 
-    Draws the requested curves of ``ppaudit.experiments.synthetic.METHODS`` in that table's
+    Draws the requested curves of ``ppaudit.experiments.chadha2024.synthetic.METHODS`` in that table's
     legend order; with more than one audit and the exact RDP, a lower panel shows each audit
     divided by the exact RDP (App. B's point).
 
@@ -170,7 +170,7 @@ def synthetic_figure(table: pd.DataFrame, methods, title: str):
     Raises:
         ValueError: naming the methods the table lacks, or a method that is not in ``METHODS``.
     """
-    from ..experiments.synthetic import METHODS
+    from ..experiments.chadha2024.synthetic import METHODS
 
     methods = list(methods)
     unknown = [m for m in methods if m not in METHODS]

@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 __all__ = ["plot_knn_fig5", "fig5_table", "knn_confidence_footer", "KNN_AUDITS", "FIG5_RIGHT_PANEL", "KNN_ADVERSARY_LABELS",
            "ADVERSARY_COLORS"]
 
-from ..experiments.private_knn_names import KNN_ADVERSARY_LABELS  # noqa: E402 (re-exported)
+from ..experiments.chadha2024.private_knn_names import KNN_ADVERSARY_LABELS  # noqa: E402 (re-exported)
 
 #: Colour of each Private-kNN series (theory grey; one colour per adversary).
 ADVERSARY_COLORS = {
@@ -26,7 +26,7 @@ ADVERSARY_COLORS = {
 }
 
 
-#: What Fig. 5's union bound covers (issue 27 §1; :data:`ppaudit.experiments.private_knn.KNN_COUNT_BOUNDS`).
+#: What Fig. 5's union bound covers (issue 27 §1; :data:`ppaudit.experiments.chadha2024.private_knn.KNN_COUNT_BOUNDS`).
 KNN_AUDITS = ("2-cut, k-cut and per-query valid ε lower bound of each candidate and query — three shares per pair, also where "
               "the Rao–Blackwellised 2-cut and ε bound are one statement and the k-cut, like the crosses, is the paper's "
               "procedure on a Monte Carlo law — and each whole-transcript audit")

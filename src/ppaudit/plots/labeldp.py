@@ -76,14 +76,14 @@ def mia_comparison_table(audits: pd.DataFrame, attacks) -> pd.DataFrame:
 
     Returns:
         The rows of ``attacks``, in the order of ``audits``, with columns dataset, algorithm
-        (the mechanism's label, :func:`ppaudit.experiments.labeldp_tables.algo_label`; PATE
+        (the mechanism's label, :func:`ppaudit.experiments.labeldp.tables.algo_label`; PATE
         names its student), epsilon_theory, claimed_epsilon, attack, epsilon_mean,
         epsilon_std, repetitions, num_canaries — the input of :func:`plot_mia_comparison`.
 
     Raises:
         ValueError: if an attack is not one of ``lia``, ``calibrated_mia``, ``rmia``.
     """
-    from ..experiments.labeldp_tables import algo_label
+    from ..experiments.labeldp.tables import algo_label
 
     unknown = [a for a in attacks if a not in _ATTACKS]
     if unknown:

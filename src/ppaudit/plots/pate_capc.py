@@ -33,7 +33,7 @@ SOUND_BARS = {
 #: Bars that are ε values already (no Thm 1 conversion; issue 13 §3): the exact ε of the transcript
 #: (dp-accounting PLD, the tight upper reference) and the valid ε lower bound of the transcript
 #: audit (Eq. (1)); ``*_joint``: the same for the joint Pois-NatQ transcript (all natural
-#: queries on one training draw, :mod:`ppaudit.experiments.pate_capc_joint`).
+#: queries on one training draw, :mod:`ppaudit.experiments.chadha2024.pate_capc_joint`).
 EPS_BARS = {
     "exact_eps_pld": "exact ε (PLD, sound: transcript)",
     "valid_eps_lower": "valid ε lower bound (transcript)",
@@ -316,7 +316,7 @@ def fig34_table(summaries, adversaries) -> pd.DataFrame:
     "exact (sound: transcript)" / "2-cut audit … (sound: transcript)" bars follow them, with
     the exact ε of the transcript (dp-accounting PLD; the tight upper reference) and the valid ε
     lower bound of the transcript audit (Rao–Blackwellised by default) — real ε values, unlike the Thm 1 conversions.
-    Pois-NatQ summaries with the joint audit (:mod:`ppaudit.experiments.pate_capc_joint`) add
+    Pois-NatQ summaries with the joint audit (:mod:`ppaudit.experiments.chadha2024.pate_capc_joint`) add
     the :data:`JOINT_BARS` ("sound: joint transcript": one training draw for all natural
     queries; the paper's per-query sum assumes one independent training run per query).
 

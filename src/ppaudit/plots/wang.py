@@ -66,14 +66,14 @@ def phd_consensus_summaries(consensus: pd.DataFrame, threshold: float) -> dict:
         threshold: consensus below it is flagged as PhD (Wang et al. 2022, §2: 0.75).
 
     Returns:
-        variant title → :func:`ppaudit.experiments.wang2022_adult.consensus_rule_summary`,
+        variant title → :func:`ppaudit.experiments.wang2022.adult.consensus_rule_summary`,
         direct access first, then the histograms reconstructed from the noisy answers (App. E),
         the input of :func:`plot_phd_consensus`.
 
     Raises:
         ValueError: naming the missing columns, or a ``threshold`` outside ``(0, 1]``.
     """
-    from ..experiments.wang2022_adult import consensus_rule_summary
+    from ..experiments.wang2022.adult import consensus_rule_summary
 
     missing = [c for c in ("phd", "consensus_true", "consensus_reconstructed", "sigma", "num_queries") if c not in consensus]
     if missing:
@@ -322,7 +322,7 @@ def plot_caching_defence(recon: pd.DataFrame, audits: pd.DataFrame, pate: pd.Dat
     single-query 2-cut audit ``b(α)`` of Nat-AdvQ / Pois-AdvQ on a synthetic pair, with the
     no-cache curve ``n_Q · b(α)`` obtained *by composition* (not measured: the panel shows
     the composition rule, ``n_Q · b`` vs ``b``, by construction); (c) with ``pate`` (rows of
-    :func:`ppaudit.experiments.wang2022_caching.caching_transcript_audit` on the PATE/CaPC stage's
+    :func:`ppaudit.experiments.wang2022.caching.caching_transcript_audit` on the PATE/CaPC stage's
     fitted models): ε of the repeated-query transcript audited with and without the cache,
     of one answer, and the exact references (:func:`pate_caching_epsilons`)."""
     ncols = 2 if pate is None else 3

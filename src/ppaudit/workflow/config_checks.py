@@ -230,7 +230,7 @@ def check_knn(config: Mapping[str, Any]) -> None:
     """Private-kNN (Chadha et al. 2024, §6, App. D.3): datasets, encoders, subset sizes, candidates, orders.
 
     The dataset and encoder modalities and the packaged datasets are those of
-    ``ppaudit.experiments.private_knn_names`` (``KNN_MODALITY``, ``KNN_ENCODER_MODALITY``,
+    ``ppaudit.experiments.chadha2024.private_knn_names`` (``KNN_MODALITY``, ``KNN_ENCODER_MODALITY``,
     ``KNN_PACKAGED_DATASETS``).
 
     Raises:
@@ -241,7 +241,7 @@ def check_knn(config: Mapping[str, Any]) -> None:
             a dataset; the global or a dataset's ``advq_candidates`` exceed ``num_queries``; or
             the orders stop below 32.
     """
-    from ppaudit.experiments.private_knn_names import (
+    from ppaudit.experiments.chadha2024.private_knn_names import (
         KNN_ENCODER_MODALITY,
         KNN_MODALITY,
         KNN_PACKAGED_DATASETS,

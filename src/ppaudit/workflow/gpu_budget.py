@@ -308,7 +308,7 @@ def _labeldp_work(cfg: Mapping[str, Any], gpu_only: bool) -> list[Work]:
         return []
     n = int(img["train_size"]) // 2
     epochs = int(model["epochs"])
-    from ppaudit.experiments.labeldp_release import parse_epsilon
+    from ppaudit.experiments.labeldp.release import parse_epsilon
 
     passes = n * epochs  # the reference model
     full = 1

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ppaudit.adversaries import canary_vote_rates
-from ppaudit.experiments.pate_capc_findings import FINDINGS_COLUMNS, POISON_SUCCESS_BAR, canary_rows
+from ppaudit.experiments.chadha2024.pate_capc_findings import FINDINGS_COLUMNS, POISON_SUCCESS_BAR, canary_rows
 
 
 def _crafted():

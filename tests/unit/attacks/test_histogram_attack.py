@@ -314,7 +314,7 @@ def _fixed_pair_model(h0, h1):
 
 
 def test_repeated_query_counts_cache_repeats_the_first_answer():
-    from ppaudit.experiments.wang2022_caching import repeated_query_counts
+    from ppaudit.experiments.wang2022.caching import repeated_query_counts
 
     model = _fixed_pair_model([6, 5, 0], [5, 6, 0])
     rng = np.random.default_rng(3)
@@ -334,7 +334,7 @@ def test_caching_transcript_audit_is_sound_and_the_cache_removes_the_repetition_
     lower bounds exceed these at some order in at most ~5 % of runs, and the uncached audit
     is larger than the cached one on average."""
     from ppaudit.divergence import exact_rdp
-    from ppaudit.experiments.wang2022_caching import caching_transcript_audit
+    from ppaudit.experiments.wang2022.caching import caching_transcript_audit
 
     h0, h1, sigma, n, orders = [6, 5, 1], [5, 6, 1], 1.5, 8, [2.0, 8.0, 32.0]
     model = _fixed_pair_model(h0, h1)

@@ -11,7 +11,7 @@ from ppaudit.attacks.observational import (
     label_inference_counts,
     rmia_offline_audit_scores,
 )
-from ppaudit.experiments.labeldp_tables import audit_model
+from ppaudit.experiments.labeldp.tables import audit_model
 
 SETTINGS = dict(
     repetitions=3, t=2.0, fixed_fraction=0.01, delta=1e-5, confidence=0.95, rmia_a=0.3
@@ -121,7 +121,7 @@ def test_tables_label_pate_fm_and_the_noise_correction_rows():
 
     from pathlib import Path
 
-    from ppaudit.experiments.labeldp_tables import build_table, read_paper_number_strings
+    from ppaudit.experiments.labeldp.tables import build_table, read_paper_number_strings
 
     numbers = read_paper_number_strings(Path(__file__).resolve().parents[3] / "workflow" / "data" / "paper_numbers.csv")
 

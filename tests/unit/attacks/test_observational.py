@@ -19,7 +19,7 @@ from ppaudit.attacks.observational import (
     rmia_offline_scores,
     sample_counterfactual_labels,
 )
-from ppaudit.experiments.synthetic_rr import rr_audit_experiment, summarize, tau_shift_experiment
+from ppaudit.experiments.labeldp.synthetic_rr import rr_audit_experiment, summarize, tau_shift_experiment
 
 
 def test_score_definition():

@@ -24,7 +24,7 @@ from ppaudit.attacks.histogram import (
     reconstruct_with_solver,
     sample_answer_counts,
 )
-from ppaudit.experiments.wang2022 import attack_selected_histograms
+from ppaudit.experiments.wang2022.reconstruction import attack_selected_histograms
 from ppaudit.noisy_argmax import class_probabilities
 
 TEACHERS = 250

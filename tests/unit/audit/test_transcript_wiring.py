@@ -13,8 +13,8 @@ from numpy.testing import assert_allclose
 
 from ppaudit.adversaries import CraftedCanaries
 from ppaudit.audit import TRUNCATION_RESERVE, compose_candidates, epsilon_floor, simultaneous_confidence, summarize_candidates
-from ppaudit.experiments.pate_capc_findings import findings_rows
-from ppaudit.experiments.private_prediction import audit_crafted
+from ppaudit.experiments.chadha2024.pate_capc_findings import findings_rows
+from ppaudit.experiments.chadha2024.private_prediction import audit_crafted
 from ppaudit.vote_models import PateFit
 
 ORDERS = np.array([2.0, 8.0, 32.0, 64.0])

@@ -1,4 +1,4 @@
-"""ppaudit.experiments.blackbox_benchmark: the table's numbers come from the searches it ran, draws are
+"""ppaudit.experiments.blackbox.benchmark: the table's numbers come from the searches it ran, draws are
 counted, the peers' values are read with their sources and only matched at their own ε0."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.blackbox_benchmark import load_published, run_blackbox_benchmark
+from ppaudit.experiments.blackbox.benchmark import load_published, run_blackbox_benchmark
 
 
 def test_published_values_have_sources_and_are_not_invented():

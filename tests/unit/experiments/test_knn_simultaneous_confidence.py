@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from ppaudit.audit import count_audits, simultaneous_confidence
-from ppaudit.experiments import private_knn as pk
-from ppaudit.experiments.private_prediction import per_query_audit_count
+from ppaudit.experiments.chadha2024 import private_knn as pk
+from ppaudit.experiments.chadha2024.private_prediction import per_query_audit_count
 from ppaudit.plots.knn import KNN_ADVERSARY_LABELS, knn_confidence_footer
 
 REPO = Path(__file__).resolve().parents[3]

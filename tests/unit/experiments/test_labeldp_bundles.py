@@ -1,5 +1,5 @@
-"""One job per label-DP dataset: every target model trained (ppaudit.experiments.labeldp_models.train_target_models),
-bundled (write/read_model_bundle) and audited (ppaudit.experiments.labeldp_tables.audit_target_models) —
+"""One job per label-DP dataset: every target model trained (ppaudit.experiments.labeldp.models.train_target_models),
+bundled (write/read_model_bundle) and audited (ppaudit.experiments.labeldp.tables.audit_target_models) —
 each model as the one-model-per-job path made it (observational paper §6.2)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.labeldp_data import LabelDPData
-from ppaudit.experiments.labeldp_release import parse_epsilon, train_target_model
-from ppaudit.experiments.labeldp_models import model_name, read_model_bundle, train_target_models, write_model_bundle
-from ppaudit.experiments.labeldp_tables import audit_model, audit_target_models, stand_in_measure
+from ppaudit.experiments.labeldp.data import LabelDPData
+from ppaudit.experiments.labeldp.release import parse_epsilon, train_target_model
+from ppaudit.experiments.labeldp.models import model_name, read_model_bundle, train_target_models, write_model_bundle
+from ppaudit.experiments.labeldp.tables import audit_model, audit_target_models, stand_in_measure
 from ppaudit.rng import job_generator
 
 SETTINGS = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, "delta": 1e-5, "prior_size": 50, "alibi_prior": "iterative"}
@@ -90,7 +90,7 @@ def test_bundle_round_trip_and_audit_rows(trained, tmp_path):
 
 def test_pate_label_quality_closed_form_and_release():
     """The PATE diagnostics (ours): closed form on a crafted vote matrix, then on a real release (< 1 s)."""
-    from ppaudit.experiments.labeldp_release import pate_label_quality, release_labels
+    from ppaudit.experiments.labeldp.release import pate_label_quality, release_labels
 
     votes = np.array([[3, 1, 0], [0, 4, 0], [2, 0, 2]])
     q = pate_label_quality(votes, np.array([0, 2, 2]), np.array([0, 1, -1]), np.array([True, True, False]))
@@ -121,8 +121,8 @@ def test_pate_data_dependent_calibration_against_the_accountant():
     """The paper's σ (data-dependent ε = target, Papernot et al. 2018) against the library's accountant,
     beside ours (data-independent); then through the release and the table columns (~2 s)."""
     from ppaudit.accounting import confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
-    from ppaudit.experiments.labeldp_release import pate_epsilon_data_dependent, pate_sigma_for_data_dependent_epsilon, pate_sigma_for_epsilon, release_labels
-    from ppaudit.experiments.labeldp_tables import build_table
+    from ppaudit.experiments.labeldp.release import pate_epsilon_data_dependent, pate_sigma_for_data_dependent_epsilon, pate_sigma_for_epsilon, release_labels
+    from ppaudit.experiments.labeldp.tables import build_table
     from ppaudit.mechanisms.labeldp import DEFAULT_ORDERS as A
 
     rng = np.random.default_rng(4)

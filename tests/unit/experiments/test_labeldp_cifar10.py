@@ -11,9 +11,9 @@ from dataset_fixtures import write_registry
 from local_http import LocalServer
 
 from ppaudit.data import REGISTRY_ENV
-from ppaudit.experiments.labeldp_data import load_labeldp_dataset
-from ppaudit.experiments.labeldp_release import train_target_model
-from ppaudit.experiments.labeldp_models import fit_released_block, train_reference_model
+from ppaudit.experiments.labeldp.data import load_labeldp_dataset
+from ppaudit.experiments.labeldp.release import train_target_model
+from ppaudit.experiments.labeldp.models import fit_released_block, train_reference_model
 
 SETTINGS = {
     "source": "download", "train_size": 96, "test_size": 32, "prior_size": 12, "pate_queries": 8, "pate_teachers": 2,

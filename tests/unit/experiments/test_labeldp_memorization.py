@@ -1,14 +1,14 @@
 """Stacked training of the label-DP MLPs (ppaudit.models.soft_mlp) and the memorisation-game runs
-(ppaudit.experiments.labeldp_memorization; Malek et al. 2021, App. B, Game 3)."""
+(ppaudit.experiments.labeldp.memorization; Malek et al. 2021, App. B, Game 3)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ppaudit.experiments.labeldp_data import LabelDPData
+from ppaudit.experiments.labeldp.data import LabelDPData
 from ppaudit.models.soft_label import mlp_fit_predict_soft
-from ppaudit.experiments.labeldp_memorization import (
+from ppaudit.experiments.labeldp.memorization import (
     fit_released_block,
     memorization_runs,
     run_memorization_games,

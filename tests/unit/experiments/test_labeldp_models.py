@@ -1,5 +1,5 @@
 """The reference-model job of the label-DP audit and the files both model jobs write
-(ppaudit.experiments.labeldp_models, observational paper §6.2).
+(ppaudit.experiments.labeldp.models, observational paper §6.2).
 
 * train_reference_model fits on the reference half with the *true* labels: on well separated
   classes it is accurate on the target half; claimed ε is ∞; metrics match the probabilities
@@ -17,8 +17,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.metrics import log_loss as sk_log_loss
 
-from ppaudit.experiments.labeldp_data import LabelDPData
-from ppaudit.experiments.labeldp_models import train_reference_model, write_model_outputs
+from ppaudit.experiments.labeldp.data import LabelDPData
+from ppaudit.experiments.labeldp.models import train_reference_model, write_model_outputs
 
 MODEL = {"hidden": 16, "epochs": 15, "lr": 0.01, "batch_size": 32}
 

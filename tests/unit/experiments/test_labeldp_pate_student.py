@@ -1,6 +1,6 @@
 """The PATE student's label smoothing and the audit's measured causes (issue 34 §2): closed forms of
-:func:`ppaudit.experiments.labeldp_release.smoothed_targets`, :func:`~ppaudit.experiments.labeldp_release.pate_label_reach`
-and :func:`ppaudit.experiments.labeldp_tables.fit_gaps`, the mechanism's answers unchanged by the smoothing,
+:func:`ppaudit.experiments.labeldp.release.smoothed_targets`, :func:`~ppaudit.experiments.labeldp.release.pate_label_reach`
+and :func:`ppaudit.experiments.labeldp.tables.fit_gaps`, the mechanism's answers unchanged by the smoothing,
 and the notes built from them (ms to ~2 s)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.labeldp_data import LabelDPData
-from ppaudit.experiments.labeldp_release import pate_label_reach, release_labels, smoothed_targets
-from ppaudit.experiments.labeldp_tables import fit_gaps, stand_in_measure
+from ppaudit.experiments.labeldp.data import LabelDPData
+from ppaudit.experiments.labeldp.release import pate_label_reach, release_labels, smoothed_targets
+from ppaudit.experiments.labeldp.tables import fit_gaps, stand_in_measure
 
 SETTINGS = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, "delta": 1e-5, "pate_queries": 60, "pate_teachers": 5,
             "teacher_model": {"epochs": 20, "lr": 0.1}, "pate_student": "plain"}  # fmt: skip

@@ -1,4 +1,4 @@
-"""Malek et al. 2021 Tables 5 and 6 from memorisation runs (ppaudit.experiments.malek_tables.malek_table).
+"""Malek et al. 2021 Tables 5 and 6 from memorisation runs (ppaudit.experiments.labeldp.malek_tables.malek_table).
 
 Runs are built by hand: canaries whose model puts (almost) all mass on the canary label are
 memorised, canaries whose argmax is the original label are not. Checked: the rows of each
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.malek_tables import malek_table
+from ppaudit.experiments.labeldp.malek_tables import malek_table
 
 C = 10
 LEVELS = {"high": {"alibi": "8", "agibi": "19"}, "low": {"alibi": "2.1", "agibi": "3.7"}}

@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.pate_capc_findings import (
+from ppaudit.experiments.chadha2024.pate_capc_findings import (
     TEACHER_REGIME,
     findings_rows,
     teacher_properties,
     teacher_rows,
 )
-from ppaudit.experiments.pate_capc_joint import joint_summary_rows
+from ppaudit.experiments.chadha2024.pate_capc_joint import joint_summary_rows
 from ppaudit.plots.pate_capc import (
     MIXED_EPS_AXIS_LABEL,
     _eps_axis_label,

@@ -10,7 +10,7 @@ from ppaudit.accounting import rdp_to_dp
 from ppaudit.adversaries import choose_capc_party, craft
 from ppaudit.audit import TRUNCATION_RESERVE, count_audits, epsilon_floor, simultaneous_confidence
 from ppaudit.data import load_dataset
-from ppaudit.experiments import private_prediction as pp
+from ppaudit.experiments.chadha2024 import private_prediction as pp
 from ppaudit.mechanisms.pate_capc import capc_canary_votes, capc_teacher_votes, pate_canary_votes, pate_teacher_votes
 from ppaudit.vote_models import pate_vote_model
 from ppaudit.vote_models.twin import fit_twin

@@ -1,4 +1,4 @@
-"""PromptPATE findings (ppaudit.experiments.promptpate_findings): teacher statistics by hand,
+"""PromptPATE findings (ppaudit.experiments.chadha2024.promptpate): teacher statistics by hand,
 and the findings rows on small planted summaries (a check that must hold and one that must fail)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.promptpate_findings import promptpate_findings, teacher_statistics
+from ppaudit.experiments.chadha2024.promptpate import promptpate_findings, teacher_statistics
 
 
 def test_teacher_statistics_by_hand():

@@ -1,5 +1,5 @@
 """Issue 13 §1's repeated-query example as rows of the findings table
-(ppaudit.experiments.repeated_query_example): audited by the stage's own code, the paper's
+(ppaudit.experiments.chadha2024.repeated_query): audited by the stage's own code, the paper's
 n-fold composed audit ends above the certified transcript cap and the sound transcript audit
 below it; bad settings are refused by name."""
 
@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ppaudit.audit import compose_candidates, epsilon_floor
-from ppaudit.experiments.repeated_query_example import (
+from ppaudit.experiments.chadha2024.repeated_query import (
     REPEATED_QUERY_EXAMPLE,
     repeated_query_example,
     repeated_query_example_rows,

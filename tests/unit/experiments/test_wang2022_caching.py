@@ -1,5 +1,5 @@
 """The Wang et al. 2022 §5 answer cache on fitted vote models and the findings rows built on it
-(ppaudit.experiments.wang2022_caching; query_cost_findings of ppaudit.experiments.wang2022)."""
+(ppaudit.experiments.wang2022.caching; query_cost_findings of ppaudit.experiments.wang2022.reconstruction)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from ppaudit.adversaries import CraftedCanaries
-from ppaudit.experiments.wang2022 import query_cost_findings
-from ppaudit.experiments.wang2022_caching import (
+from ppaudit.experiments.wang2022.reconstruction import query_cost_findings
+from ppaudit.experiments.wang2022.caching import (
     caching_findings,
     pate_caching_transcripts,
 )

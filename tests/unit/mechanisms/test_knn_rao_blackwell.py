@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from ppaudit.accounting import private_knn_rdp
-from ppaudit.experiments.private_knn import KNN_AUDIT_META, audit_knn_model, knn_audit_provenance
+from ppaudit.experiments.chadha2024.private_knn import KNN_AUDIT_META, audit_knn_model, knn_audit_provenance
 from ppaudit.mechanisms.private_knn import (
     KnnVoteModel,
     enumerate_knn_output_distributions,

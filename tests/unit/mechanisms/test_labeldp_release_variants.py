@@ -199,7 +199,7 @@ def test_pca_augment_maps_flip_and_shift_the_images():
     # flipped / shifted images (reconstruction is exact at full rank).
     from sklearn.decomposition import PCA
 
-    from ppaudit.experiments.labeldp_data import _pca_augment_maps
+    from ppaudit.experiments.labeldp.data import _pca_augment_maps
 
     rng = np.random.default_rng(6)
     imgs = rng.random((200, 4, 4))

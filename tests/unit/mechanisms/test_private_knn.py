@@ -25,7 +25,7 @@ from ppaudit.accounting import (
 )
 from ppaudit.adversaries import private_knn as ka
 from ppaudit.data import load_rotten_tomatoes
-from ppaudit.experiments import private_knn as pk
+from ppaudit.experiments.chadha2024 import private_knn as pk
 from ppaudit.mechanisms import private_knn as knn
 
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 16.0])

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.synthetic import METHODS
+from ppaudit.experiments.chadha2024.synthetic import METHODS
 from ppaudit.plots.chadha import compact_number, synthetic_figure, synthetic_title
 
 

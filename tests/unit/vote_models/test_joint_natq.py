@@ -114,7 +114,7 @@ def test_identical_joint_laws_and_bad_input():
 
 def test_joint_natq_audit_table_bonferroni_and_identical_candidate():
     from ppaudit.adversaries import CraftedCanaries
-    from ppaudit.experiments.pate_capc_joint import joint_natq_audit
+    from ppaudit.experiments.chadha2024.pate_capc_joint import joint_natq_audit
 
     fit = TwinFit("pate", _fit(2).base, np.full((2, 2, C), 1.0 / C), np.full((2, 2, C), 1.0 / C), np.array([-1, -1]), K, 2, 2)
     crafted = CraftedCanaries("pois-natq", np.array([0, 1]), np.array([1, 2]), np.array([[0, 1], [0, 1]]), np.ones((2, 2), dtype=int))

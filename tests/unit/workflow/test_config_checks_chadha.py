@@ -13,7 +13,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from ppaudit.experiments.private_knn import (
+from ppaudit.experiments.chadha2024.private_knn import (
     KNN_DATASETS,
     KNN_ENCODER_MODALITY,
     KNN_MODALITY,

@@ -45,7 +45,7 @@ and the (ε, δ) that *its own* analysis claims, so that audits can be set again
   :func:`ppaudit.accounting.rdp_to_dp`. A student with a pluggable model is fitted on the
   answered queries; PATE-FM's FixMatch student (semi-supervised, with unlabelled data) is
   :func:`ppaudit.mechanisms.fixmatch.fixmatch_fit_predict`, wired in by
-  :func:`ppaudit.experiments.labeldp_release.fit_released`.
+  :func:`ppaudit.experiments.labeldp.release.fit_released`.
 
 The ``fit_predict_proba`` callables have the signature
 ``fit_predict_proba(X_train, y_train, X_predict) -> (len(X_predict), num_classes)`` array of

@@ -7,7 +7,7 @@ answered queries is the data-dependent RDP of :func:`ppaudit.accounting.gnmax_rd
 converted with :func:`ppaudit.accounting.rdp_to_dp`. A student with a pluggable model is
 fitted on the answered queries; PATE-FM's FixMatch student (semi-supervised, with
 unlabelled data) is :func:`ppaudit.mechanisms.fixmatch.fixmatch_fit_predict`, wired in by
-:func:`ppaudit.experiments.labeldp_release.fit_released`.
+:func:`ppaudit.experiments.labeldp.release.fit_released`.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def pate_label_dp(
         num_classes: C.
         num_teachers: number of teachers (≤ n).
         sigma: GNMax noise σ, or a callable ``votes -> σ`` applied to the ``(Q, C)`` vote
-            histograms before aggregation (e.g. :func:`ppaudit.experiments.labeldp_release.pate_sigma_for_data_dependent_epsilon`,
+            histograms before aggregation (e.g. :func:`ppaudit.experiments.labeldp.release.pate_sigma_for_data_dependent_epsilon`,
             the paper's calibration to a data-dependent ε; a σ chosen from the private votes
             is not covered by a DP guarantee by itself). The σ used is ``details["sigma"]``.
         teacher_fit_predict_proba: model of the teachers.

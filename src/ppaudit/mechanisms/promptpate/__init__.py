@@ -18,8 +18,8 @@ Pipeline (one function per stage, so that the LLM stage and the audit are separa
 3. :func:`audit_votes` — neighbouring histograms, per-query audits (2-cut Clopper–Pearson,
    k-cut), exact RDP (Eq. 4), data-dependent and data-independent theory, composition over
    the query sequence and ε at ``δ`` (reusing
-   :func:`ppaudit.experiments.private_prediction.compose_candidates` and
-   :func:`~ppaudit.experiments.private_prediction.summarize_candidates`), worst and average
+   :func:`ppaudit.experiments.chadha2024.private_prediction.compose_candidates` and
+   :func:`~ppaudit.experiments.chadha2024.private_prediction.summarize_candidates`), worst and average
    case (§5.4, App. E.3).
 
 The adversaries (§5.3, App. D.2), and our careful readings where the paper leaves a choice:

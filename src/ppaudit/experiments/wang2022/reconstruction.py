@@ -28,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..attacks.histogram import (
+from ...attacks.histogram import (
     ACCOUNTANTS,
     SOLVERS,
     answered_queries,

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..attacks.memorization import METHODS, memorization_epsilon
-from ..attacks.observational import (
+from ...attacks.memorization import METHODS, memorization_epsilon
+from ...attacks.observational import (
     audit_label_inference,
     audit_membership,
     calibrated_mia_scores,
@@ -208,9 +208,9 @@ def audit_target_models(models, bundle: dict, reference: dict, dataset: str, set
     Raises:
         ValueError: for a model missing from the bundle.
     """
-    from ..rng import job_generator
-    from .labeldp_release import parse_epsilon
-    from .labeldp_models import model_name
+    from ...rng import job_generator
+    from .release import parse_epsilon
+    from .models import model_name
 
     frames = []
     for algo, eps in models:
@@ -275,7 +275,7 @@ PATE_DATA_DEPENDENT_NOTE = (
 def claim_procedure(row) -> str:
     """Whose calibration the row's claimed ε follows: ``paper`` or ``ours`` (PATE by ``pate_calibration``,
     :data:`ppaudit.experiments.labeldp_release.PATE_CALIBRATIONS`; AGIBI ``analytic`` is ours; the rest the papers')."""
-    from .labeldp_release import PATE_CALIBRATIONS
+    from .release import PATE_CALIBRATIONS
 
     if row.get("algo") == "pate":
         cal = row.get("pate_calibration")

@@ -88,7 +88,7 @@ def load_adult() -> tuple[pd.DataFrame, np.ndarray]:
     :func:`ppaudit.data.load_adult`. Categorical columns are strings (CatBoost
     ``cat_features``).
     """
-    from ..data.adult import load_adult as _load
+    from ...data.adult import load_adult as _load
 
     df = _load("packaged")
     y = df["label"].to_numpy(np.int64)
@@ -118,7 +118,7 @@ def _load_cifar10_images(settings: dict, rng: np.random.Generator) -> LabelDPDat
     reference half (LP-1ST's out-of-domain prior) is mirrored with pixel noise (std 0.15 of the
     range), as for the stand-in.
     """
-    from ..data import load_dataset
+    from ...data import load_dataset
 
     xtr, ytr, xte, yte = load_dataset("cifar10", root=settings.get("root", "resources/datasets"), source="download")
     ref, tgt = _halves(len(ytr), rng, int(settings["train_size"]))
@@ -142,7 +142,7 @@ def _load_criteo_days(settings: dict, rng: np.random.Generator) -> LabelDPData:
     parts are not used). Features: the 13 integer columns (NaN where missing) and the 26 hashed
     categorical columns as strings (CatBoost ``cat_features``); label: the click.
     """
-    from ..data.criteo import load_criteo_split, split_day
+    from ...data.criteo import load_criteo_split, split_day
 
     days = load_criteo_split(settings.get("root", "resources/datasets"), int(settings["train_size"]), int(rng.integers(2**31 - 1)), days=(0, 1))
     ref, _, _ = split_day(days[0], rng)
@@ -171,7 +171,7 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
     if name == "image":
         from sklearn.decomposition import PCA
 
-        from ..data import load_dataset
+        from ...data import load_dataset
 
         xtr, ytr, xte, yte = load_dataset("fashion-mnist", source="packaged")
         ref, tgt = _halves(len(ytr), rng, train_size)
@@ -197,7 +197,7 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
     if name == "text":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        from ..data.text import load_rotten_tomatoes
+        from ...data.text import load_rotten_tomatoes
 
         texts, y = load_rotten_tomatoes("full")
         texts = np.asarray(texts, dtype=object)

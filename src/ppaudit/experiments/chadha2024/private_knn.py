@@ -80,9 +80,9 @@ import os
 
 import numpy as np
 
-from .._validation import check_positive_int, check_probability
-from ..data.text import load_rotten_tomatoes
-from ..rng import job_generator
+from ..._validation import check_positive_int, check_probability
+from ...data.text import load_rotten_tomatoes
+from ...rng import job_generator
 
 __all__ = [
     "KNN_RDP_COLUMNS",
@@ -167,7 +167,7 @@ def load_knn_inputs(
         ite = idx_te[_subset(idx_te.size, num_test, rng, "num_test")]
         return [texts[i] for i in itr], labels[itr], [texts[i] for i in ite], labels[ite]
     if dataset in TEXT_DOWNLOAD_DATASETS:  # paper-scale text (App. D.3): download only
-        from ..data import load_text_dataset
+        from ...data import load_text_dataset
 
         if root is None:
             raise ValueError(f"{dataset} is downloaded: give root= (the download folder)")
@@ -175,7 +175,7 @@ def load_knn_inputs(
         itr = _subset(len(ttr), num_train, rng, "num_train")
         ite = _subset(len(tte), num_test, rng, "num_test")
         return [ttr[i] for i in itr], ytr[itr], [tte[i] for i in ite], yte[ite]
-    from ..data import load_dataset
+    from ...data import load_dataset
 
     xtr, ytr, xte, yte = load_dataset(dataset, root, source=source)
     itr = _subset(xtr.shape[0], num_train, rng, "num_train")

@@ -35,13 +35,13 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..accounting import rdp_to_dp
-from ..attacks.histogram import NoisyArgmaxInterface, normalised_l1_error, reconstruct_histogram
-from ..audit import compose_rdp, sample_transcript_counts, transcript_audit, two_cut_lower_bound
-from ..divergence import exact_rdp
-from ..montecarlo import noisy_argmax_counts
-from ..noisy_argmax import class_probabilities
-from .private_prediction import vote_model_for
+from ...accounting import rdp_to_dp
+from ...attacks.histogram import NoisyArgmaxInterface, normalised_l1_error, reconstruct_histogram
+from ...audit import compose_rdp, sample_transcript_counts, transcript_audit, two_cut_lower_bound
+from ...divergence import exact_rdp
+from ...montecarlo import noisy_argmax_counts
+from ...noisy_argmax import class_probabilities
+from ..chadha2024.private_prediction import vote_model_for
 
 __all__ = [
     "caching_audits",

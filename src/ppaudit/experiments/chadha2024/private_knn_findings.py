@@ -8,9 +8,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import as_orders, check_positive_int
-from ..adversaries.private_knn import KNN_ADVERSARIES
-from ..audit import epsilon_floor
+from ..._validation import as_orders, check_positive_int
+from ...adversaries.private_knn import KNN_ADVERSARIES
+from ...audit import epsilon_floor
 from .private_knn_audit import KNN_RDP_COLUMNS
 
 __all__ = ["knn_findings", "knn_findings_table", "select_knn_candidates"]

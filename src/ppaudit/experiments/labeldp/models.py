@@ -23,11 +23,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..io import atomic_path, write_json
-from ..rng import job_generator
-from ..models.soft_label import fit_predict_soft
-from .labeldp_data import LabelDPData
-from .labeldp_release import fit_released, log_loss, parse_epsilon, release_labels
+from ...io import atomic_path, write_json
+from ...rng import job_generator
+from ...models.soft_label import fit_predict_soft
+from .data import LabelDPData
+from .release import fit_released, log_loss, parse_epsilon, release_labels
 
 __all__ = ["PROBABILITY_KEYS", "fit_released_block", "model_name", "read_model_bundle", "train_reference_model", "train_target_models", "write_model_bundle", "write_model_outputs"]
 
@@ -129,7 +129,7 @@ def fit_released_block(data: LabelDPData, releases: Sequence[tuple], x_predict: 
     Raises:
         ValueError: when the three sequences differ in length.
     """
-    from ..models.soft_mlp import soft_mlp_fit_predict_block
+    from ...models.soft_mlp import soft_mlp_fit_predict_block
 
     if not (len(releases) == len(x_predict) == len(seeds)):
         raise ValueError(f"releases, x_predict and seeds need one entry each, got {len(releases)}, {len(x_predict)}, {len(seeds)}")

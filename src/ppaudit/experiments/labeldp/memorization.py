@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .._validation import check_positive_int
-from ..rng import job_generator
-from .labeldp_data import LabelDPData
-from .labeldp_release import parse_epsilon, release_labels
-from .labeldp_models import fit_released_block
+from ..._validation import check_positive_int
+from ...rng import job_generator
+from .data import LabelDPData
+from .release import parse_epsilon, release_labels
+from .models import fit_released_block
 
 __all__ = ["memorization_runs", "run_memorization_games"]
 
@@ -94,7 +94,7 @@ def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: d
     Raises:
         ValueError: for an algorithm other than ALIBI/AGIBI (and as ``make_canaries`` / ``release_labels``).
     """
-    from ..attacks.memorization import make_canaries
+    from ...attacks.memorization import make_canaries
 
     nb = min(check_positive_int(blocks, "blocks"), max(1, len(runs)))
     w = min(check_positive_int(workers, "workers"), nb)

@@ -35,11 +35,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
-from .._validation import check_positive_int, check_probability
-from ..attacks.observational import label_inference_counts, num_guesses_for_fractions
-from ..attacks.one_run import epsilon_gdp_family
-from ..mechanisms.labeldp import randomized_response
-from ..rng import job_generator
+from ..._validation import check_positive_int, check_probability
+from ...attacks.observational import label_inference_counts, num_guesses_for_fractions
+from ...attacks.one_run import epsilon_gdp_family
+from ...mechanisms.labeldp import randomized_response
+from ...rng import job_generator
 
 __all__ = [
     "DEFAULT_EPSILONS",

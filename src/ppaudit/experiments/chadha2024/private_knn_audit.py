@@ -11,10 +11,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import as_orders, check_positive_int, check_probability
-from ..accounting import private_knn_rdp
-from ..adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
-from ..audit import (
+from ..._validation import as_orders, check_positive_int, check_probability
+from ...accounting import private_knn_rdp
+from ...adversaries.private_knn import KNN_ADVERSARIES, KnnCrafted, KnnSetup, craft_knn
+from ...audit import (
     ModelSource,
     audit_query,
     TRUNCATION_RESERVE,
@@ -31,16 +31,16 @@ from ..audit import (
     summarize_candidates,
     two_cut_lower_bound,
 )
-from ..mechanisms.private_knn import (
+from ...mechanisms.private_knn import (
     KnnVoteModel,
     enumerate_knn_output_distributions,
     knn_conditional_output_probabilities,
     knn_difference_bound,
     knn_output_distributions,
 )
-from ..montecarlo import model_noisy_argmax_counts
-from ..rng import job_generator
-from ..vote_models import QUADRATURE_ABS_ERROR, certified_mixture_rdp, mixture_rdp_estimate
+from ...montecarlo import model_noisy_argmax_counts
+from ...rng import job_generator
+from ...vote_models import QUADRATURE_ABS_ERROR, certified_mixture_rdp, mixture_rdp_estimate
 from .private_prediction import per_query_audit_count
 
 __all__ = ["KNN_RDP_COLUMNS", "KNN_COUNT_BOUNDS", "KnnModelSource", "KNN_AUDIT_META", "audit_knn_model", "audit_knn_crafted", "knn_audit_count",
@@ -244,7 +244,7 @@ def audit_knn_model(
 
 def _audit_rao_blackwell(model, sigma, trials, a, di, conf, gen, m_rb, selection, k_cut_method, reps, delta, displaced) -> pd.DataFrame:
     """The ``"rao-blackwellised"`` row of :func:`audit_knn_model` (sound 2-cut, paper's procedure, exact)."""
-    from ..vote_models.estimate import _StreamingOutputMoments
+    from ...vote_models.estimate import _StreamingOutputMoments
 
     g_draw, g_sel, g_paper, g_paper_sel = gen.spawn(4)
     p, q = knn_conditional_output_probabilities(model, sigma, m_rb, g_draw, displaced=displaced)
@@ -320,7 +320,7 @@ class KnnModelSource(ModelSource):
         """Counts ``Multinomial(T, p̂)``, ``Multinomial(T, q̂)`` from the enumerated laws and ``τ_eff``: the two
         ``T``-trial count laws' total variation from the true ones (:func:`ppaudit.vote_models.count_law_total_variation`,
         per-trial ``τ`` = :meth:`total_variation_bound`) over ``2T`` (issue 34 §5; was ``τ`` itself, i.e. ``T·τ`` per side)."""
-        from ..vote_models import count_law_total_variation
+        from ...vote_models import count_law_total_variation
 
         c0 = gens[0].multinomial(trials, enum.p).astype(np.int64)
         c1 = gens[1].multinomial(trials, enum.q).astype(np.int64)
@@ -457,7 +457,7 @@ def _candidate_exact_epsilon(laws: list, delta: float) -> float:
     are independent: a fresh subsample per answer). NaN when a query's law was not enumerated
     (a Monte Carlo estimate of the law is no upper reference). The retained laws are
     renormalised; the pruned mass ``r`` of each moves δ by at most ``r·(1 + e^ε)`` per answer."""
-    from ..accounting import composed_exact_epsilon
+    from ...accounting import composed_exact_epsilon
 
     if any(law is None for law, _ in laws):
         return float("nan")

@@ -73,8 +73,8 @@ def repeated_query_example(
         ValueError: a law that is not a probability vector, laws of different lengths, or a
             bad count.
     """
-    from ..adversaries import CraftedCanaries
-    from ..vote_models import PateFit
+    from ...adversaries import CraftedCanaries
+    from ...vote_models import PateFit
     from .private_prediction import audit_crafted
 
     p, pp = _check_law(p_q, "p_q"), _check_law(p_q_prime, "p_q_prime")
@@ -106,7 +106,7 @@ def repeated_query_example_rows(per_query: pd.DataFrame, delta: float, floor: fl
         Rows with the columns of :data:`~ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS`,
         dataset ``"synthetic (repeated query)"``.
     """
-    from ..audit import compose_candidates, summarize_candidates
+    from ...audit import compose_candidates, summarize_candidates
     from .pate_capc_findings import findings_rows
 
     _, eps = compose_candidates(per_query, delta=delta)

@@ -67,9 +67,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_probability
-from ..adversaries import CraftedCanaries
-from ..audit import (
+from ..._validation import check_probability
+from ...adversaries import CraftedCanaries
+from ...audit import (
     RDP_COLUMNS,
     VoteModelSource,
     audit_query,
@@ -78,17 +78,17 @@ from ..audit import (
     compose_candidates,
     summarize_candidates,
 )
-from ..audit.composition import TRANSCRIPT_COLUMNS as _ALL_TRANSCRIPT_COLUMNS
-from ..audit.transcript import rao_blackwell_transcript_audit, transcript_audit
-from ..rng import job_generator
-from ..vote_models import (
+from ...audit.composition import TRANSCRIPT_COLUMNS as _ALL_TRANSCRIPT_COLUMNS
+from ...audit.transcript import rao_blackwell_transcript_audit, transcript_audit
+from ...rng import job_generator
+from ...vote_models import (
     CapcFit,
     NeighbouringVoteModel,
     PateFit,
     capc_vote_model,
     pate_vote_model,
 )
-from ..vote_models.twin import TwinFit
+from ...vote_models.twin import TwinFit
 
 __all__ = [
     "RDP_COLUMNS",
@@ -234,7 +234,7 @@ def transcript_columns(model: NeighbouringVoteModel, sigma: float, repetitions: 
         ``{column: (A,) array}`` for :data:`TRANSCRIPT_COLUMNS`, ``transcript_se``, the
         scalar ``transcript_method`` (and ``exact_eps_pld``).
     """
-    from ..vote_models.repeated_query import sampled_transcript_law, transcript_law, transcript_rdp
+    from ...vote_models.repeated_query import sampled_transcript_law, transcript_law, transcript_rdp
 
     a = np.asarray(orders, dtype=np.float64)
     if model.identical:
@@ -290,8 +290,8 @@ def transcript_columns(model: NeighbouringVoteModel, sigma: float, repetitions: 
 def _transcript_exact_epsilon(law, delta: float) -> float:
     """Exact ε at δ of the transcript law (dp-accounting PLD on the enumerated answer-count laws,
     :func:`ppaudit.accounting.pld.exact_epsilon`)."""
-    from ..accounting.pld import exact_epsilon
-    from ..vote_models.repeated_query import count_vectors
+    from ...accounting.pld import exact_epsilon
+    from ...vote_models.repeated_query import count_vectors
 
     n, c = law.num_repeats, law.num_classes
     ll = law.log_likelihoods(count_vectors(n, c))
@@ -301,7 +301,7 @@ def _transcript_exact_epsilon(law, delta: float) -> float:
 
 def _vote_cap(last, last_prime, orders) -> np.ndarray:
     """``max(D_α(last ‖ last'), D_α(last' ‖ last))``: the transcript's RDP cap by data processing."""
-    from ..divergence import renyi_divergence
+    from ...divergence import renyi_divergence
 
     return np.maximum(renyi_divergence(last, last_prime, orders), renyi_divergence(last_prime, last, orders))
 

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.adult import adult_features
+from ...data.adult import adult_features
 
 __all__ = [
     "DEFAULT_RF_GRID",

@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import check_probability
-from ..audit import TRUNCATION_RESERVE, bonferroni_confidence, rao_blackwell_two_cut, transcript_audit
-from ..rng import job_generator
-from ..vote_models.joint import joint_natural_query_model, joint_transcript_rdp
+from ..._validation import check_probability
+from ...audit import TRUNCATION_RESERVE, bonferroni_confidence, rao_blackwell_two_cut, transcript_audit
+from ...rng import job_generator
+from ...vote_models.joint import joint_natural_query_model, joint_transcript_rdp
 
 __all__ = ["JOINT_EPS_COLUMNS", "JOINT_LABEL", "JOINT_RDP_COLUMNS", "joint_audit_count", "joint_natq_audit", "joint_summary_rows"]
 
@@ -186,7 +186,7 @@ def joint_summary_rows(joint: pd.DataFrame, delta: float, worst_candidate: int |
     Returns:
         Columns ``case, column, epsilon, candidate`` (``candidate = -1`` for max / average).
     """
-    from ..accounting import rdp_to_dp
+    from ...accounting import rdp_to_dp
 
     if joint is None or joint.empty:
         return pd.DataFrame(columns=["case", "column", "epsilon", "candidate"])

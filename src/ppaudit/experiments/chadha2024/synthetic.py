@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..audit import LOWER_BOUNDS, HistogramPairSource, audit_query
+from ...audit import LOWER_BOUNDS, HistogramPairSource, audit_query
 
 __all__ = ["METHODS", "audit_histogram_pair"]
 

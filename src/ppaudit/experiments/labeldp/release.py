@@ -42,8 +42,8 @@ import math
 
 import numpy as np
 
-from ..models.soft_label import fit_predict_soft
-from .labeldp_data import LabelDPData
+from ...models.soft_label import fit_predict_soft
+from .data import LabelDPData
 
 __all__ = ["ALGORITHMS", "fit_released", "log_loss", "parse_epsilon", "pate_label_quality", "pate_label_reach", "smoothed_targets", "pate_epsilon_data_dependent", "pate_sigma_for_data_dependent_epsilon", "pate_sigma_for_epsilon", "pate_student_label", "release_labels", "train_target_model"]
 
@@ -68,8 +68,8 @@ def pate_sigma_for_epsilon(epsilon: float, num_queries: int, delta: float, sigma
     query were answered (an upper bound on the cost). Raises ValueError when the checks
     alone exceed ε.
     """
-    from ..accounting import gnmax_rdp_data_independent, rdp_to_dp
-    from ..mechanisms.labeldp import DEFAULT_ORDERS
+    from ...accounting import gnmax_rdp_data_independent, rdp_to_dp
+    from ...mechanisms.labeldp import DEFAULT_ORDERS
 
     check = 0.0 if sigma_threshold is None else DEFAULT_ORDERS / (2.0 * float(sigma_threshold) ** 2) * num_queries
 
@@ -105,8 +105,8 @@ def pate_epsilon_data_dependent(votes, sigma: float, delta: float, threshold: fl
     The result is a function of the private votes: not a DP guarantee by itself (the papers
     release it without the smooth-sensitivity step of Papernot et al. 2018, §4.3).
     """
-    from ..accounting import confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
-    from ..mechanisms.labeldp import DEFAULT_ORDERS
+    from ...accounting import confident_gnmax_rdp, gnmax_rdp_data_dependent, rdp_to_dp
+    from ...mechanisms.labeldp import DEFAULT_ORDERS
 
     if threshold is None:
         rdp = gnmax_rdp_data_dependent(votes, sigma, DEFAULT_ORDERS)
@@ -162,7 +162,7 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     Returns ``(train_x, train_y, claimed_epsilon, info)``: the examples and (hard or soft)
     labels the target model is fitted on, the ε the mechanism claims, and extras.
     """
-    from ..mechanisms import labeldp as L
+    from ...mechanisms import labeldp as L
 
     k = data.num_classes
     y = data.y_target if labels is None else np.asarray(labels)
@@ -241,7 +241,7 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
     def teachers_block(xis, yis, xq):
         """The teachers as stacked MLPs of one training-set size each (:func:`ppaudit.models.soft_mlp.soft_mlp_fit_predict_block`):
         the models of ``teacher_fp`` up to the batched products' rounding, in a fraction of the time."""
-        from ..models.soft_mlp import soft_mlp_fit_predict_block
+        from ...models.soft_mlp import soft_mlp_fit_predict_block
 
         xp = [_subset(data.x_target, xq[:, 0])]
         out: list = [None] * len(xis)
@@ -417,7 +417,7 @@ def pate_student_label(dataset: str, settings: dict) -> str:
 
 
 def _fixmatch_augments(data: LabelDPData, fm: dict):
-    from ..mechanisms.fixmatch import affine_maps_augment, feature_noise_augment
+    from ...mechanisms.fixmatch import affine_maps_augment, feature_noise_augment
 
     wn, sn, sd = float(fm.get("weak_noise", 0.05)), float(fm.get("strong_noise", 0.3)), float(fm.get("strong_dropout", 0.2))
     if getattr(data, "augment_maps", None):  # absent from data.pkl files written before it existed
@@ -439,10 +439,10 @@ def _fixmatch_images(data: LabelDPData, xtr, ytr, x_unlabeled, x_predict: list, 
     deterministic kernels unless ``model.deterministic`` is false."""
     import torch
 
-    from ..mechanisms.fixmatch import fixmatch_fit_predict, image_augment
-    from ..models.determinism import deterministic_torch
-    from ..models.soft_label import architecture_params, channel_mean_std, image_scale
-    from ..models.teachers import build_torch_model
+    from ...mechanisms.fixmatch import fixmatch_fit_predict, image_augment
+    from ...models.determinism import deterministic_torch
+    from ...models.soft_label import architecture_params, channel_mean_std, image_scale
+    from ...models.teachers import build_torch_model
 
     fm, model = dict(settings.get("fixmatch", {})), settings["model"]
     xu = np.asarray(x_unlabeled)
@@ -475,7 +475,7 @@ def fit_released(data: LabelDPData, xtr, ytr, info: dict, x_predict: list, setti
     if "_unlabeled" in info and settings["model"].get("arch"):
         out = _fixmatch_images(data, xtr, ytr, info["_unlabeled"], x_predict, settings, seed)
     elif "_unlabeled" in info:
-        from ..mechanisms.fixmatch import fixmatch_fit_predict
+        from ...mechanisms.fixmatch import fixmatch_fit_predict
 
         fm = dict(settings.get("fixmatch", {}))
         weak, strong = _fixmatch_augments(data, fm)

@@ -32,8 +32,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..adversaries import pooled_vote_counts
-from ..audit import epsilon_floor  # re-exported: it lives in ppaudit.audit.composition
+from ...adversaries import pooled_vote_counts
+from ...audit import epsilon_floor  # re-exported: it lives in ppaudit.audit.composition
 
 __all__ = ["select_candidates", "epsilon_floor", "findings_rows", "FINDINGS_COLUMNS", "teacher_properties", "teacher_rows",
            "TeacherRegime", "TEACHER_REGIME", "POISON_SUCCESS_BAR", "canary_rows"]
@@ -439,7 +439,7 @@ def teacher_properties(votes_S, labels, num_classes: int, sigma: float | None = 
     top = hist.max(axis=2) / k
     noisy = np.nan
     if sigma is not None:
-        from ..noisy_argmax import class_probabilities
+        from ...noisy_argmax import class_probabilities
 
         probs = class_probabilities(hist.reshape(-1, c).astype(np.float64), float(sigma)).reshape(ng, nq, c)
         noisy = float(np.take_along_axis(probs, np.broadcast_to(y[None, :, None], (ng, nq, 1)), axis=2).mean())

@@ -35,10 +35,10 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from .._validation import check_positive_int, check_probability
-from ..blackbox import Claim
-from ..blackbox.catalogue import BenchmarkCase, benchmark_cases
-from ..selfcheck import MIN_DETECTION_RATE, false_alarm_limit
+from ..._validation import check_positive_int, check_probability
+from ...blackbox import Claim
+from ...blackbox.catalogue import BenchmarkCase, benchmark_cases
+from ...selfcheck import MIN_DETECTION_RATE, false_alarm_limit
 
 __all__ = ["BenchmarkResult", "load_published", "run_blackbox_benchmark", "PUBLISHED_PEERS"]
 
@@ -163,7 +163,7 @@ def run_blackbox_benchmark(
         ValueError: on an empty or malformed ``settings``, an unknown case, bad sizes.
     """
     if search is None:
-        from ..blackbox import search_mechanism as search
+        from ...blackbox import search_mechanism as search
     reps = check_positive_int(seeds, "seeds")
     conf = check_probability(confidence, "confidence")
     if not settings:

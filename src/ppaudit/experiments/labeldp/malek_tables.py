@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .labeldp_tables import memorization_rows, paper_strings
+from .tables import memorization_rows, paper_strings
 
 __all__ = ["MALEK_TABLES", "malek_table"]
 
