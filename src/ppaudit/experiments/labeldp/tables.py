@@ -248,7 +248,7 @@ def fit_gaps(y_target, target_probs, reference_probs, y_test, test_probs, test_r
         ``reference_memorisation_gap`` and ``base_rate_entropy`` (entropy in nats of the test
         labels' class shares: the log-loss of the constant predictor).
     """
-    from .labeldp_release import log_loss
+    from .release import log_loss
 
     y_target, y_test = np.asarray(y_target), np.asarray(y_test)
     canary, test = log_loss(np.asarray(target_probs), y_target), log_loss(np.asarray(test_probs), y_test)
