@@ -210,7 +210,7 @@ def _estimate_row(summary: pd.DataFrame, ds: str, algo: str, adv: str, pa: float
                "histogram, and the transcript's RDP is not bounded by n × the single-answer RDP (e.g. PATE k = 5, σ = 4, "
                "P_q = (0.1, 0.9), P'_q = (0, 1), n = 10, α = 24: exact transcript 0.367 against n × single 0.110; issue 27 §2).")
     note = (f"{verdict}.{why} No finite cap is certified here (see the row paper audit<=transcript cap), so the comparison is with the "
-            "Monte Carlo estimate of the exact transcript RDP (ppaudit.experiments.private_prediction.transcript_columns): an estimate, "
+            "Monte Carlo estimate of the exact transcript RDP (ppaudit.experiments.chadha2024.private_prediction.transcript_columns): an estimate, "
             "not a bound — only the caps are certified. The moment estimate is biased low at large orders; on sampled histogram bases "
             "(M of them) it is biased upwards at small M, and its s.e. leaves the base sampling out (PATE k = 20, σ = 2, n = 10, "
             "P_q = (0.5, 0.3, 0.2), P'_q = (0.2, 0.3, 0.5), RDP at α = 8: exact 0.086, mean of 200 plug-in estimates on M = 30 sampled "

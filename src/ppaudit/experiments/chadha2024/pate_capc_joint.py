@@ -109,7 +109,7 @@ def joint_natq_audit(
             :func:`ppaudit.audit.transcript_audit` (Clopper–Pearson 2-cut and Eq. (1)).
         draws: ``M`` of the Rao–Blackwellised audit.
         other_audits: audits run outside this call that share the simultaneous ``confidence`` (the
-            per-query audits of the same adversary, :func:`ppaudit.experiments.private_prediction.per_query_audit_count`).
+            per-query audits of the same adversary, :func:`ppaudit.experiments.chadha2024.private_prediction.per_query_audit_count`).
 
     Returns:
         Long table: ``candidate, key, canary_index, canary_label, party, order`` +

@@ -3,9 +3,9 @@
 The stage is split by concept; every public name stays importable from this module:
 
 * this module — datasets, encoders, the paper's settings and :func:`load_knn_inputs`;
-* :mod:`ppaudit.experiments.private_knn_audit` — per-query audits (counts, Rao–Blackwellised
+* :mod:`ppaudit.experiments.chadha2024.private_knn_audit` — per-query audits (counts, Rao–Blackwellised
   bounds, the paper's procedure), composition and summaries;
-* :mod:`ppaudit.experiments.private_knn_findings` — the paper's claims (§6) checked on the
+* :mod:`ppaudit.experiments.chadha2024.private_knn_findings` — the paper's claims (§6) checked on the
   numbers, and the AdvQ candidate selection.
 
 Pipeline (one dataset):
@@ -44,8 +44,8 @@ Pipeline (one dataset):
    ``data_independent`` are still computed. Identical models (``ν = 0`` or a displaced
    vote that always has the poison's label) are 0 throughout except ``data_independent``.
 5. Composition over the distinguisher's queries and the worst/average case over candidates
-   reuse the PATE/CaPC stage: :func:`ppaudit.experiments.private_prediction.compose_candidates`
-   and :func:`~ppaudit.experiments.private_prediction.summarize_candidates` (§4.2, §5.4).
+   reuse the PATE/CaPC stage: :func:`ppaudit.experiments.chadha2024.private_prediction.compose_candidates`
+   and :func:`~ppaudit.experiments.chadha2024.private_prediction.summarize_candidates` (§4.2, §5.4).
    AdvQ candidates ask one query ``n_Q`` times; Pois-NatQ asks the ``n_Q`` natural queries
    once each. ε at ``δ = 1e-6`` via Thm 1 — "the RDP audit on the ε scale", an illustration
    for the lower bounds, as the paper says (§5.4), not a valid ε lower bound; beside it

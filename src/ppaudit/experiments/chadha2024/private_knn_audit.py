@@ -1,6 +1,6 @@
 """Per-query Private-kNN audits, their composition and summaries (Chadha et al. 2024, §4.2, §6, App. E.4).
 
-Steps 4–5 of the pipeline described in :mod:`ppaudit.experiments.private_knn`.
+Steps 4–5 of the pipeline described in :mod:`ppaudit.experiments.chadha2024.private_knn`.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def knn_audit_count(crafted: KnnCrafted, candidates: Sequence[int] | None = None
 
     Per (candidate, query) pair the :data:`KNN_COUNT_BOUNDS` (the 2-cut, the k-cut and, with
     ``delta``, the per-query ε bound), counted by the same
-    :func:`ppaudit.experiments.private_prediction.per_query_audit_count` as PATE / CaPC (no
+    :func:`ppaudit.experiments.chadha2024.private_prediction.per_query_audit_count` as PATE / CaPC (no
     null-canary control is run for Private-kNN), plus one whole-transcript audit per candidate of
     :func:`knn_candidate_audits`.
 
@@ -468,7 +468,7 @@ def _candidate_exact_epsilon(laws: list, delta: float) -> float:
 def compose_knn(per_query: pd.DataFrame, delta: float = 1e-6) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compose one adversary's per-query RDP over its queries and convert to ε (§4.2, §5.4).
 
-    :func:`ppaudit.experiments.private_prediction.compose_candidates` on
+    :func:`ppaudit.experiments.chadha2024.private_prediction.compose_candidates` on
     :data:`KNN_RDP_COLUMNS`; the ``adversary`` column is carried over.
 
     The valid ε lower bound of a candidate's whole transcript: Private-kNN draws a fresh

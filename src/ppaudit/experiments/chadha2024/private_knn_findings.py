@@ -1,5 +1,5 @@
 """The paper's Private-kNN findings (Chadha et al. 2024, §6, Fig. 5) checked on the numbers, and
-the AdvQ candidate selection of the workflow (step 6 of :mod:`ppaudit.experiments.private_knn`)."""
+the AdvQ candidate selection of the workflow (step 6 of :mod:`ppaudit.experiments.chadha2024.private_knn`)."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def select_knn_candidates(P, num_candidates: int | None, how: str = "margin") ->
 def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[str] = ("two_cut_cp", "exact"), tol: float = 1e-9,
                        inclusions: Mapping[tuple[str, str], float] | None = None, **kwargs) -> pd.DataFrame:
     """The Private-kNN rows of the findings table (columns ``FINDINGS_COLUMNS`` of
-    :mod:`ppaudit.experiments.pate_capc_findings`), worst case, ε at δ.
+    :mod:`ppaudit.experiments.chadha2024.pate_capc_findings`), worst case, ε at δ.
 
     * ``audit<=exact<=di`` per adversary: the sound 2-cut audit (``two_cut_cp``, procedure:
       ours) ≤ exact ≤ data-independent theory (the exact ε is a Monte Carlo estimate where the
@@ -155,7 +155,7 @@ def knn_findings_table(summary: pd.DataFrame, floor: float, columns: Sequence[st
     Args:
         summary: :func:`summarize_knn` tables of every dataset (columns ``dataset``,
             ``adversary``, ``case``, ``column``, ``epsilon``).
-        floor: ε of an all-zero RDP curve (:func:`ppaudit.experiments.pate_capc_findings.epsilon_floor`).
+        floor: ε of an all-zero RDP curve (:func:`ppaudit.experiments.chadha2024.pate_capc_findings.epsilon_floor`).
         columns: the ε columns the four claims are checked on.
         tol: relative slack of the ≤ checks.
         inclusions: optional ``(dataset, adversary) → expected top-k inclusions`` of the Pois-NatQ

@@ -2,7 +2,7 @@
 adversaries, as plain data.
 
 The workflow reads them when it parses (wildcard constraints, config checks), so this module
-imports nothing: ``ppaudit.experiments.private_knn`` and ``ppaudit.plots.knn`` re-export them.
+imports nothing: ``ppaudit.experiments.chadha2024.private_knn`` and ``ppaudit.plots.knn`` re-export them.
 """
 
 from __future__ import annotations

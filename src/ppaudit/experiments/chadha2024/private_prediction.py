@@ -18,7 +18,7 @@ Given the fitted vote models (:mod:`ppaudit.vote_models`) and the crafted canari
      fixed histogram; for the random histograms of the model we evaluate it at the expected
      histograms ``E[H_S]`` (``k·P_q`` for PATE, ``Σ_i P^i_q`` for CaPC) and ``E[H_S']`` and
      keep the larger (each covers the divergence out of its own dataset, as in
-     :func:`ppaudit.experiments.synthetic.audit_histogram_pair`). This is our reading of
+     :func:`ppaudit.experiments.chadha2024.synthetic.audit_histogram_pair`). This is our reading of
      "the data dependent theoretical upper bound" of §5.4 for a training-phase model;
    * ``data_independent`` — ``α/σ²`` (Papernot et al. 2018, Prop. 8).
 
@@ -55,7 +55,7 @@ audit and a valid ε lower bound (Eq. (1)). Deterministic CaPC, PromptPATE and P
 Pois-NatQ sums the per-query values over the ``n_Q`` natural queries, which assumes an
 independent training run per query; with random partitions one run answers them all. The joint
 audit of the whole natural-query transcript (one training draw, the canary teacher's joint vote
-vectors) is :func:`ppaudit.experiments.pate_capc_joint.joint_natq_audit` ("sound: joint
+vectors) is :func:`ppaudit.experiments.chadha2024.pate_capc_joint.joint_natq_audit` ("sound: joint
 transcript"), through the same :func:`ppaudit.audit.transcript_audit`.
 The twin-paired fit and the null-canary control are :mod:`ppaudit.vote_models.twin`.
 """
@@ -332,8 +332,8 @@ def per_query_audit_count(crafted, transcript: bool = False, transcript_audit_me
     (``count_bounds``; PATE / CaPC: the 2-cut and the k-cut, :data:`COUNT_LOWER_BOUNDS`), plus the
     transcript audit (:func:`transcript_audits_per_pair`) with ``transcript``; twice that with
     the null-canary ``control``. The same count serves Private-kNN
-    (:func:`ppaudit.experiments.private_knn.knn_audit_count`: ``count_bounds`` = the 2-cut, the
-    k-cut and the per-query ε bound, :data:`~ppaudit.experiments.private_knn.KNN_COUNT_BOUNDS`).
+    (:func:`ppaudit.experiments.chadha2024.private_knn.knn_audit_count`: ``count_bounds`` = the 2-cut, the
+    k-cut and the per-query ε bound, :data:`~ppaudit.experiments.chadha2024.private_knn.KNN_COUNT_BOUNDS`).
 
     Args:
         crafted: the candidates and their query sequences (:class:`~ppaudit.adversaries.CraftedCanaries`
@@ -425,7 +425,7 @@ def audit_crafted(
             ``transcript_trials`` the ``M`` or ``T`` used.
         transcript_draws: ``M`` of the Rao–Blackwellised transcript audit.
         other_audits: audits run outside this call that share the simultaneous ``confidence``
-            (the joint Pois-NatQ audits, :func:`ppaudit.experiments.pate_capc_joint.joint_audit_count`).
+            (the joint Pois-NatQ audits, :func:`ppaudit.experiments.chadha2024.pate_capc_joint.joint_audit_count`).
         **audit_kwargs: passed to :func:`audit_vote_model`.
 
     Returns:

@@ -13,10 +13,10 @@ ends above the valid upper bound. The sound transcript audit (ours, Rao–Blackw
 below it.
 
 Nothing here is specific to the example except the defaults: the rows come from
-:func:`ppaudit.experiments.private_prediction.audit_crafted` (with ``transcript=True``, the
+:func:`ppaudit.experiments.chadha2024.private_prediction.audit_crafted` (with ``transcript=True``, the
 same call the ``audit_noisy_argmax`` rule makes), :func:`ppaudit.audit.compose_candidates`,
 :func:`ppaudit.audit.summarize_candidates` and
-:func:`ppaudit.experiments.pate_capc_findings.findings_rows`.
+:func:`ppaudit.experiments.chadha2024.pate_capc_findings.findings_rows`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def repeated_query_example(
     ``transcript_draws`` training draws (issue 13 §1). One audit: Bonferroni changes nothing.
 
     Returns:
-        The ``per_query`` table of :func:`~ppaudit.experiments.private_prediction.audit_crafted`
+        The ``per_query`` table of :func:`~ppaudit.experiments.chadha2024.private_prediction.audit_crafted`
         (one candidate, one query, ``repetitions = num_repeats``).
 
     Raises:
@@ -103,7 +103,7 @@ def repeated_query_example_rows(per_query: pd.DataFrame, delta: float, floor: fl
             the rows).
 
     Returns:
-        Rows with the columns of :data:`~ppaudit.experiments.pate_capc_findings.FINDINGS_COLUMNS`,
+        Rows with the columns of :data:`~ppaudit.experiments.chadha2024.pate_capc_findings.FINDINGS_COLUMNS`,
         dataset ``"synthetic (repeated query)"``.
     """
     from ...audit import compose_candidates, summarize_candidates

@@ -2,9 +2,9 @@
 
 Each run plants mislabelled canaries (:func:`ppaudit.attacks.memorization.make_canaries`) in
 the target half of the image data, releases the labels with ALIBI or AGIBI at one ε
-(:func:`ppaudit.experiments.labeldp_release.release_labels`) and fits the memorising MLP on
+(:func:`ppaudit.experiments.labeldp.release.release_labels`) and fits the memorising MLP on
 them; the adversary later reads the model's probabilities on the canaries
-(:func:`ppaudit.experiments.malek_tables.malek_table`). Table 5 needs, per privacy level,
+(:func:`ppaudit.experiments.labeldp.malek_tables.malek_table`). Table 5 needs, per privacy level,
 one ALIBI game of ``num_canaries`` canaries and ``games`` games of ``canaries_per_game``;
 Table 6 one AGIBI game of ``num_canaries``.
 
@@ -12,7 +12,7 @@ Every run keeps its own randomness — the generator
 ``job_generator(seed, "malek_memorization", algo, eps, run)`` draws its canaries, its
 release and its model seed in that order — so a run's canaries and labels do not depend
 on which other runs are trained with it. The models of all runs whose training sets have
-one shape are trained as one stacked block (:func:`~ppaudit.experiments.labeldp_models.fit_released_block`,
+one shape are trained as one stacked block (:func:`~ppaudit.experiments.labeldp.models.fit_released_block`,
 :mod:`ppaudit.models.soft_mlp`): the same models as one at a time, up to floating-point
 order, in a fraction of the time.
 """
@@ -77,7 +77,7 @@ def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: d
     on ``workers``: the same ``blocks`` gives the same bytes on any number of processes.
 
     Args:
-        data: the image dataset (:func:`~ppaudit.experiments.labeldp_data.load_labeldp_dataset`).
+        data: the image dataset (:func:`~ppaudit.experiments.labeldp.data.load_labeldp_dataset`).
         runs: ``(algo, ε text, run, number of canaries)`` as from :func:`memorization_runs`;
             ``algo`` is ``"alibi"`` or ``"agibi"``.
         settings: the dataset's settings with ``delta``, ``model`` (the game's MLP) and the
