@@ -130,7 +130,7 @@ run: setup
 # slowest test phases (the budget: under 15 min on 2 cores).
 test: DEB_PACKAGES += $(TEST_DEB_PACKAGES)
 test: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
 
 lint: setup
 	$(BIN)/snakemake --lint
