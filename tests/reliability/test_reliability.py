@@ -294,6 +294,7 @@ def bad_config_runs(tmp_path_factory):
     for case, text, _, _ in BAD_CONFIGS:
         (dirs[case] / "config.yaml").write_text(text)
     runs = [(_snakemake_args(dirs[case], dirs[case] / "config.yaml"), Path.cwd()) for case, *_ in BAD_CONFIGS]
+    assert all("--directory" in args for args, _ in runs)  # each in its own directory, never the checkout's results/
     procs = run_snakemake_many(runs, timeout=600)
     return {case: (proc, dirs[case]) for (case, *_), proc in zip(BAD_CONFIGS, procs)}
 

@@ -83,7 +83,9 @@ def bad_config_runs(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     (``workflow_runner.run_snakemake_many``: each run a forked ``snakemake.cli.main`` of the same
     arguments, with the same output and exit code as a separate ``python -m snakemake``)."""
     dirs = {case: tmp_path_factory.mktemp(case) for case, _, _ in BAD_CONFIGS}
-    procs = run_snakemake_many([(dry_run_args(text, dirs[case]), Path.cwd()) for case, text, _ in BAD_CONFIGS], timeout=600)
+    runs = [(dry_run_args(text, dirs[case]), Path.cwd()) for case, text, _ in BAD_CONFIGS]
+    assert all("--directory" in args for args, _ in runs)  # each in its own directory, never the checkout's results/
+    procs = run_snakemake_many(runs, timeout=600)
     return {case: (proc, dirs[case]) for (case, _, _), proc in zip(BAD_CONFIGS, procs)}
 
 
