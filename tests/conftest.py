@@ -28,3 +28,28 @@ def server():
 
     with LocalServer() as s:
         yield s
+
+
+#: Test files that take longest (``make test``'s ``--durations``, issue 35 §2), longest first. ``make test``
+#: runs ``-n 2 --dist loadfile --no-loadscope-reorder``: each file goes whole to one of two workers, in
+#: collection order, so these start first (paper shape on one worker, the shared tiny-config run on the
+#: other) and the many short files fill in beside them, instead of one long run ending the suite alone.
+LONGEST_FIRST = (
+    "tests/workflow/test_workflow_paper_shape.py",
+    "tests/workflow/test_workflow_private_prediction.py",  # builds the shared run (tests/shared_runs.py)
+    "tests/workflow/test_workflow_labeldp_paper_shape.py",
+    "tests/reliability/test_reliability.py",
+    "tests/unit/docs/test_docs_site.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files of :data:`LONGEST_FIRST` first, in its order; the rest keep their order."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+
+    def key(item):
+        path = Path(str(item.fspath)).resolve()
+        rel = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.as_posix()
+        return rank.get(rel, len(rank))
+
+    items[:] = sorted(items, key=key)  # stable: the order within a file and among the rest is kept

@@ -4,7 +4,8 @@
 ``test_workflow_private_prediction.py`` and ``test_workflow_promptpate.py`` both need the tiny
 config's PromptPATE stage with the tiny random Llama (``tests/tiny_llm.py``): the first for the
 PromptPATE panel of Figs. 3/4 and the findings, the second for the appendix figures 17–24 and
-the summaries. The union of their targets runs ONCE per ``pytest`` session, also across
+the summaries. ``test_workflow_wang.py``'s caching defence builds on the same PATE fits (digits,
+σ = 2). The union of their targets runs ONCE per ``pytest`` session, also across
 pytest-xdist workers (``make test`` runs ``-n 2 --dist loadfile``: the two files may land on
 different workers): the first worker to ask builds it under an exclusive ``fcntl`` lock in the
 session's shared temporary folder (:func:`build_once`), the other waits for the lock and reuses
@@ -31,6 +32,9 @@ TINY = REPO / "tests" / "configs" / "tiny.yaml"
 PRIVATE_PREDICTION_TARGETS = ("chadha_fig3", "chadha_fig4", "chadha_findings", "chadha_fig5", "chadha_fig25")
 #: test_workflow_promptpate.py: Figs. 17–24 and the PromptPATE summaries.
 PROMPTPATE_TARGETS = (*(f"chadha_fig{i}" for i in range(17, 25)), "results/chadha2024/private_prediction/promptpate/summary.csv")
+#: test_workflow_wang.py: the caching defence on the PATE stage's fits (digits, σ = 2), whose
+#: teachers, canaries, fits and audits are those of PRIVATE_PREDICTION_TARGETS.
+WANG_CACHING_TARGETS = ("wang_defence_caching",)
 #: The config override of the shared run (beside tests/configs/tiny.yaml), file name in the run folder.
 LLM_OVERRIDE = "llm.yaml"
 
@@ -77,7 +81,7 @@ def build_tiny_llm_run(workdir: Path) -> None:
     build_tiny_model(workdir / "tiny-llama")
     (workdir / LLM_OVERRIDE).write_text(yaml.safe_dump({"chadha2024": {"promptpate": {
         "model": str(workdir / "tiny-llama"), "model_name": "tiny-llama", "device": "cpu"}}}))
-    proc = run_snakemake(*PRIVATE_PREDICTION_TARGETS, *PROMPTPATE_TARGETS, "--cores", "2", "--directory", str(workdir),
+    proc = run_snakemake(*PRIVATE_PREDICTION_TARGETS, *PROMPTPATE_TARGETS, *WANG_CACHING_TARGETS, "--cores", "2", "--directory", str(workdir),
                          "--configfile", str(TINY), str(workdir / LLM_OVERRIDE), timeout=1200,
                          env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
     if proc.returncode != 0:

@@ -16,6 +16,40 @@ def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict 
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def run_snakemake_many(runs: list[tuple[tuple[str, ...] | list[str], Path]], timeout: float = 600, parallel: int = 2,
+                       env: dict | None = None) -> list[subprocess.CompletedProcess]:
+    """``run_snakemake(*args, cwd=cwd)`` for each ``(args, cwd)`` of ``runs``, as one process
+    (tests/snakemake_forks.py: Snakemake imported once, each run a forked ``snakemake.cli.main``, at
+    most ``parallel`` at once): for the many short runs that stop at the config check (about 1 CPU-s
+    less each). Returns one ``CompletedProcess`` per run, in order, with its exit code and output."""
+    import json
+    import os
+    import signal
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="snakemake_forks_") as tmp:
+        jobs = []
+        for i, (args, cwd) in enumerate(runs):
+            argv = ["--snakefile", str(SNAKEFILE), *args]
+            jobs.append({"argv": argv, "cwd": str(cwd), "stdout": f"{tmp}/{i}.out", "stderr": f"{tmp}/{i}.err"})
+        spec = Path(tmp) / "jobs.json"
+        spec.write_text(json.dumps({"jobs": jobs, "parallel": parallel}))
+        server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("snakemake_forks.py")), str(spec)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        try:
+            out, err = server.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.communicate()
+            raise
+        if server.returncode != 0:
+            raise RuntimeError(f"tests/snakemake_forks.py failed (exit {server.returncode}):\n{out[-2000:]}\n{err[-4000:]}")
+        codes = json.loads(out.strip().splitlines()[-1])
+        return [subprocess.CompletedProcess([sys.executable, "-m", "snakemake", *job["argv"]], code,
+                                            Path(job["stdout"]).read_text(errors="replace"), Path(job["stderr"]).read_text(errors="replace"))
+                for job, code in zip(jobs, codes)]
+
+
 def output_of(proc: subprocess.CompletedProcess) -> str:
     """Exit code and the tails of stdout / stderr, for assertion messages."""
     return f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runner import run_snakemake_many
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,23 +65,28 @@ BAD_CONFIGS = [
 ]
 
 
-def dry_run(config_text: str, workdir: Path) -> subprocess.CompletedProcess:
+def dry_run_args(config_text: str, workdir: Path) -> list[str]:
+    """Writes the config into ``workdir``; the arguments (after ``--snakefile Snakefile``) of its dry run."""
     config = workdir / "config.yaml"
     config.write_text(config_text)
-    cmd = [
-        sys.executable, "-m", "snakemake", "-n", "--cores", "1",
-        "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile", str(config),
-    ]
+    return ["-n", "--cores", "1", "--directory", str(workdir), "--configfile", str(config)]
+
+
+def dry_run(config_text: str, workdir: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), *dry_run_args(config_text, workdir)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def bad_config_runs(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
-    """Dry-run every bad config once, two at a time (each run is a separate process)."""
+    """Dry-run every bad config once, two at a time, from one interpreter that imports Snakemake once
+    (``workflow_runner.run_snakemake_many``: each run a forked ``snakemake.cli.main`` of the same
+    arguments, with the same output and exit code as a separate ``python -m snakemake``)."""
     dirs = {case: tmp_path_factory.mktemp(case) for case, _, _ in BAD_CONFIGS}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        procs = {case: pool.submit(dry_run, text, dirs[case]) for case, text, _ in BAD_CONFIGS}
-        return {case: (future.result(), dirs[case]) for case, future in procs.items()}
+    runs = [(dry_run_args(text, dirs[case]), Path.cwd()) for case, text, _ in BAD_CONFIGS]
+    assert all("--directory" in args for args, _ in runs)  # each in its own directory, never the checkout's results/
+    procs = run_snakemake_many(runs, timeout=600)
+    return {case: (proc, dirs[case]) for (case, _, _), proc in zip(BAD_CONFIGS, procs)}
 
 
 @pytest.mark.workflow

@@ -32,7 +32,7 @@ REPO_ROOT_RUNS = {
         "the config check fails while the Snakefile is parsed, before any DAG is built",
 }
 
-_MARKERS = ("run_snakemake(", '"snakemake"', "'snakemake'", 'run("figure"', "run('figure'")
+_MARKERS = ("run_snakemake(", "run_snakemake_many(", '"snakemake"', "'snakemake'", 'run("figure"', "run('figure'")
 _OWN_DIRECTORY = ("--directory", "temp_checkout(", "cwd=tmp_path")
 
 

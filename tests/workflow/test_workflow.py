@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import os
 import re
@@ -224,7 +225,8 @@ def _runtime_nodes(tree: ast.AST):
         todo.extend(ast.iter_child_nodes(node))
 
 
-def _imports(path: Path, module: str) -> set[str]:
+@functools.lru_cache(maxsize=None)  # each module parsed once, not once per script that reaches it
+def _imports(path: Path, module: str) -> frozenset[str]:
     """Absolute names of everything ``path`` (module ``module``) imports, lazily or not."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = set()
@@ -242,7 +244,7 @@ def _imports(path: Path, module: str) -> set[str]:
         elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LazyImport" and node.args
               and isinstance(node.args[0], ast.Constant)):  # binom = LazyImport("scipy.stats", "binom"), issue 30
             names.add(node.args[0].value)
-    return names
+    return frozenset(names)
 
 
 def third_party_imports(script: Path) -> set[str]:

@@ -32,7 +32,7 @@ from ppaudit.audit import TRUNCATION_RESERVE, bonferroni_confidence, count_audit
 from ppaudit.plots.knn import KNN_ADVERSARY_LABELS
 from ppaudit.plots.pate_capc import REAL_EPS_COLUMNS
 from shared_runs import PRIVATE_PREDICTION_TARGETS  # tests/shared_runs.py: the run shared with test_workflow_promptpate.py
-from workflow_runner import assert_figure_files, output_of, run_snakemake, tiny_section  # tests/workflow_runner.py
+from workflow_runner import assert_figure_files, output_of, run_snakemake, run_snakemake_many, tiny_section  # tests/workflow_runner.py
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
@@ -406,29 +406,41 @@ def test_findings_and_figure_tables(run_dir):
     assert (curve["2-cut audit"] <= curve["exact"] * (1 + 1e-9) + 1e-12).all() and (curve["exact"] <= curve["data-independent theory"]).all()
 
 
-@pytest.mark.parametrize(
-    "section,needle",
-    [
-        ({"datasets": ["rotten-tomatoes"], "rdp_panel_dataset": "fashion-mnist"}, "chadha2024.knn.rdp_panel_dataset"),
-        ({"dataset_settings": {"rotten-tomatoes": {"encoder": "efficientnet-lite0"}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.encoder"),
-        ({"datasets": ["sst2"], "rdp_panel_dataset": "sst2"}, "no packaged (offline) copy"),
-        ({"num_queries": 61}, "chadha2024.knn.num_queries"),
-        ({"advq_candidates": 31}, "chadha2024.knn.advq_candidates"),
-        ({"dataset_settings": {"rotten-tomatoes": {"advq_candidates": 99}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.advq_candidates"),
-        ({"dataset_settings": {"rotten-tomatoes": {"advq_candidates": "most"}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.advq_candidates"),
-        ({"k": 200}, "too small for k = 200"),
-        ({"gamma": 0}, "chadha2024.knn.gamma"),
-        ({"sigma": {"text": -1}}, "chadha2024.knn.sigma.text"),
-        ({"encoder": "vit"}, "unknown config key 'chadha2024.knn.encoder'"),
-    ],
-)
-def test_knn_config_errors_name_the_key(tmp_path, section, needle):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"chadha2024": {"knn": section}}))
-    proc = run_snakemake("-n", "chadha_fig5", "--directory", str(tmp_path), "--configfile", str(TINY), str(bad), timeout=120)
+#: (bad chadha2024.knn section, a part of the error message naming it)
+KNN_BAD_SECTIONS = [
+    ({"datasets": ["rotten-tomatoes"], "rdp_panel_dataset": "fashion-mnist"}, "chadha2024.knn.rdp_panel_dataset"),
+    ({"dataset_settings": {"rotten-tomatoes": {"encoder": "efficientnet-lite0"}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.encoder"),
+    ({"datasets": ["sst2"], "rdp_panel_dataset": "sst2"}, "no packaged (offline) copy"),
+    ({"num_queries": 61}, "chadha2024.knn.num_queries"),
+    ({"advq_candidates": 31}, "chadha2024.knn.advq_candidates"),
+    ({"dataset_settings": {"rotten-tomatoes": {"advq_candidates": 99}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.advq_candidates"),
+    ({"dataset_settings": {"rotten-tomatoes": {"advq_candidates": "most"}}}, "chadha2024.knn.dataset_settings.rotten-tomatoes.advq_candidates"),
+    ({"k": 200}, "too small for k = 200"),
+    ({"gamma": 0}, "chadha2024.knn.gamma"),
+    ({"sigma": {"text": -1}}, "chadha2024.knn.sigma.text"),
+    ({"encoder": "vit"}, "unknown config key 'chadha2024.knn.encoder'"),
+]
+
+
+@pytest.fixture(scope="module")
+def knn_bad_runs(tmp_path_factory) -> list:
+    """``snakemake -n chadha_fig5`` on each bad section, from one interpreter that imports Snakemake once
+    (``workflow_runner.run_snakemake_many``: each a forked ``snakemake.cli.main`` of the same arguments)."""
+    runs = []
+    for section, _ in KNN_BAD_SECTIONS:
+        d = tmp_path_factory.mktemp("knn_bad")
+        (d / "bad.yaml").write_text(yaml.safe_dump({"chadha2024": {"knn": section}}))
+        runs.append((("-n", "chadha_fig5", "--directory", str(d), "--configfile", str(TINY), str(d / "bad.yaml")), REPO))
+    return [(proc, Path(args[3])) for proc, (args, _) in zip(run_snakemake_many(runs, timeout=600), runs)]
+
+
+@pytest.mark.parametrize("index", range(len(KNN_BAD_SECTIONS)), ids=[n for _, n in KNN_BAD_SECTIONS])
+def test_knn_config_errors_name_the_key(knn_bad_runs, index):
+    needle = KNN_BAD_SECTIONS[index][1]
+    proc, workdir = knn_bad_runs[index]
     assert proc.returncode != 0
     assert needle in proc.stdout + proc.stderr, output_of(proc)
-    assert not (tmp_path / "results").exists()
+    assert not (workdir / "results").exists()
 
 
 # ----------------------------------------------------------------------------- library helpers of the workflow

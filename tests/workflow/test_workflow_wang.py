@@ -106,12 +106,15 @@ def test_fig1_numbers_are_sane(tiny_run):
 
 @pytest.mark.workflow
 @pytest.mark.timeout(600)
-def test_caching_defence_on_fitted_pate_models(tmp_path):
+def test_caching_defence_on_fitted_pate_models(tiny_llm_run):
     """wang_defence_caching builds on the PATE stage's fits (tiny: digits, σ = 2): panel (c)
     holds the measured transcript audits and the stage's own audits for both AdvQ
-    adversaries; the cached audit never exceeds the exact ε of one answer."""
-    proc = run_snakemake("wang_defence_caching", "--cores", "2", "--directory", str(tmp_path), "--configfile", str(TINY))
-    assert proc.returncode == 0, output_of(proc)
+    adversaries; the cached audit never exceeds the exact ε of one answer.
+
+    The target is built in the session's shared tiny-config run (fixture ``tiny_llm_run``,
+    tests/shared_runs.py), whose PATE stage on digits (teachers, canaries, fits and audits of both
+    AdvQ adversaries) test_workflow_private_prediction.py checks: the same jobs, not run twice."""
+    tmp_path = tiny_llm_run
     base = tmp_path / "results" / "figures" / "wang2022" / "defence_caching"
     assert base.with_suffix(".png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     fig = pd.read_csv(base.with_suffix(".csv"))
