@@ -247,6 +247,30 @@ def _imports(path: Path, module: str) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=None)
+def _lazy_exporters(package_parts: tuple[str, ...] | list[str], name: str) -> tuple[str, ...]:
+    """Modules of a lazy package (``_lazy.attach_modules``) whose ``__all__`` holds ``name``: the
+    package's ``__init__`` names them only under ``if TYPE_CHECKING:`` (``from .mod import *``),
+    which never runs, but ``from pkg import name`` imports the defining module at run time."""
+    package = ".".join(package_parts)
+    init = _module_file(package)
+    if init is None or init.name != "__init__.py":
+        return ()
+    found = []
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module and any(a.name == "*" for a in node.names):
+            module = f"{package}.{node.module}"
+            path = _module_file(module)
+            if path is None:
+                continue
+            for stmt in ast.parse(path.read_text()).body:
+                if (isinstance(stmt, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in stmt.targets)
+                        and isinstance(stmt.value, (ast.List, ast.Tuple))
+                        and name in [getattr(e, "value", None) for e in stmt.value.elts]):
+                    found.append(module)
+    return tuple(found)
+
+
 def third_party_imports(script: Path) -> set[str]:
     """Top-level third-party modules the script imports, followed through ppaudit and helpers."""
     local = {p.stem for p in (REPO / "workflow" / "scripts").glob("*.py")}
@@ -265,6 +289,8 @@ def third_party_imports(script: Path) -> set[str]:
                     file = _module_file(sub)
                     if file is not None:
                         todo.append((file, sub))
+                    elif i > 1:  # `from pkg import name`: the module of pkg's lazy table that defines it
+                        todo.extend((_module_file(m), m) for m in _lazy_exporters(tuple(parts[: i - 1]), parts[i - 1]))
             elif top not in sys.stdlib_module_names and top != "__future__":
                 third.add(top)
     return third
