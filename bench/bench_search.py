@@ -110,7 +110,7 @@ def run_benchmark_target() -> dict:
 
     import yaml
 
-    import ppaudit.blackbox.search as search_module
+    import ppaudit.blackbox.pilot as search_module  # the pilot objective lives in blackbox.pilot
     from ppaudit.experiments.blackbox.benchmark import run_blackbox_benchmark
 
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())["blackbox_benchmark"]

@@ -39,8 +39,14 @@ _EXPORTS = {
     "mechanism": (
         "CountsAudit", "MechanismAudit", "audit_counts", "audit_mechanism",
     ),
+    "families": (
+        "ClassifierOutputs",
+    ),
+    "results": (
+        "OutputSet", "SearchResult", "Witness",
+    ),
     "search": (
-        "ClassifierOutputs", "OutputSet", "SearchResult", "Witness", "search_mechanism",
+        "search_mechanism",
     ),
     "scores": (
         "DEFAULT_SIDE_FRACTIONS", "OneRunAudit", "alg3_rejects_tradeoff", "claim_trade_off",
@@ -64,7 +70,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .claims import Claim
     from .mechanism import CountsAudit, MechanismAudit, audit_counts, audit_mechanism
     from . import neighbours
-    from .search import ClassifierOutputs, OutputSet, SearchResult, Witness, search_mechanism
+    from .families import ClassifierOutputs
+    from .results import OutputSet, SearchResult, Witness
+    from .search import search_mechanism
     from .scores import (
         DEFAULT_SIDE_FRACTIONS,
         OneRunAudit,

@@ -445,7 +445,7 @@ def benchmark_cases(epsilon: float = DEFAULT_EPSILON, *, queries: int = 5, svt_q
         cases.append(BenchmarkCase(name, family, source, bug, mech, view_fn(mech) if view_fn else mech, view, e,
                                    float(true_eps), true_src, pairs, adj, peers, outputs))
 
-    from .search import ClassifierOutputs
+    from .families import ClassifierOutputs
 
     svt_outputs = ClassifierOutputs("logistic", features=functools.partial(svt_answer_features, queries=k))
 

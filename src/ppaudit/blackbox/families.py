@@ -40,18 +40,21 @@ split selection of :func:`ppaudit.audit.two_cut_lower_bound`, with the pilot as 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import numpy as np
 
 from ..audit.bounds import _bounds_for_sets, k_cut_lower_bound
 from .mechanism import bin_index, quantile_edges
 
-__all__ = ["bit_features", "bits_needed", "many_values", "MANY_VALUES_FRACTION", "onehot_features", "levels_needed",
+__all__ = ["ClassifierOutputs", "bit_features", "bits_needed", "many_values", "MANY_VALUES_FRACTION", "onehot_features", "levels_needed",
            "many_vectors", "ONEHOT_MAX_LEVELS", "DEFAULT_BINS", "real_1d",
            "pilot_bins", "per_order_rdp", "describe_bins", "BINS_MARGIN"]
 
 #: Quantile bins of the pilot's bin family (``audit_mechanism(..., discretize=100)``'s resolution).
 DEFAULT_BINS = 100
-#: Pilot score (claim units, :func:`ppaudit.blackbox.search._score`) by which the classifier must
+#: Pilot score (claim units, :func:`ppaudit.blackbox.pilot._score`) by which the classifier must
 #: beat the bin family on 1-D reals to be kept: its one set cannot give per-order sets, which the
 #: score (a maximum over the tests) does not see, and its pilot score is the best of up to 4000
 #: thresholds (more winner's curse than the bins' 2·99 sets), so only a clear lead counts: half a
@@ -222,3 +225,85 @@ def describe_bins(mask: np.ndarray, edges: np.ndarray, complement: bool) -> str:
             j += 1
     shown = " ∪ ".join(parts[:6]) + (f" ∪ … ({len(parts)} intervals)" if len(parts) > 6 else "")
     return f"output in {shown}"
+
+
+def _one_openmp_thread():
+    """Histogram gradient boosting with one OpenMP thread: parallelism comes from ``n_jobs`` over
+    pairs, and on a loaded machine OpenMP's spinning threads slow a fit ~8× (measured on 2 cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="openmp")
+
+
+@dataclass
+class ClassifierOutputs:
+    """How ``outputs="classifier"`` turns outputs into a score (DP-Sniper, Bichsel et al. 2021).
+
+    Attributes:
+        model: ``"hgb"`` (scikit-learn ``HistGradientBoostingClassifier``, the default of
+            ``outputs="classifier"``), ``"logistic"`` (``LogisticRegression`` on the
+            features), or an unfitted scikit-learn classifier with ``predict_proba`` (cloned
+            per pair).
+        features: ``features(outputs) -> (n, f) array``; default: the outputs as floats,
+            one row per output (a scalar output is one feature).
+    """
+
+    model: Any = "hgb"
+    features: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def _estimator(self, seed: int):
+        try:
+            from sklearn.base import clone
+            from sklearn.ensemble import HistGradientBoostingClassifier
+            from sklearn.linear_model import LogisticRegression
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+        except ImportError:  # pragma: no cover - depends on the install
+            raise ValueError("outputs='classifier' needs scikit-learn: pip install 'ppaudit[ml]'") from None
+        if isinstance(self.model, str):
+            if self.model == "hgb":
+                return HistGradientBoostingClassifier(max_iter=100, random_state=seed)
+            if self.model == "logistic":
+                return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+            raise ValueError(f"ClassifierOutputs.model must be 'hgb', 'logistic' or an estimator, got {self.model!r}")
+        if not hasattr(self.model, "predict_proba"):
+            raise ValueError(f"ClassifierOutputs.model must have predict_proba, got {type(self.model).__name__}")
+        return clone(self.model)
+
+    def _threads(self):
+        # only gradient boosting runs OpenMP; asking threadpoolctl costs ~6 ms a call
+        if self.model == "hgb" or "HistGradientBoosting" in type(self.model).__name__:
+            return _one_openmp_thread()
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def fit(self, x, y, seed: int):
+        est = self._estimator(seed)
+        with self._threads():
+            est.fit(x, y)
+        return est
+
+    def score(self, est, x) -> np.ndarray:
+        """``P(neighbour | output)`` of the fitted estimator."""
+        with self._threads():
+            return est.predict_proba(x)[:, 1]
+
+    def name(self) -> str:
+        if isinstance(self.model, str):
+            return {"hgb": "HistGradientBoostingClassifier", "logistic": "LogisticRegression"}.get(self.model, self.model)
+        return type(self.model).__name__
+
+    def featurize(self, outputs: np.ndarray) -> np.ndarray:
+        x = self.features(outputs) if self.features is not None else outputs
+        x = np.asarray(x, dtype=np.float64)
+        x = x.reshape(x.shape[0], -1) if x.ndim != 1 else x[:, None]
+        if x.shape[0] != len(outputs):
+            raise ValueError(f"features must return one row per output, got {x.shape[0]} rows for {len(outputs)} outputs")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("features of the mechanism's outputs must be finite (got NaN or inf)")
+        return x

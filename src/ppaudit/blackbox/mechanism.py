@@ -49,7 +49,7 @@ import numpy as np
 from .._validation import as_orders, check_positive_int, check_probability
 from ..audit import dp_epsilon_lower_bound, k_cut_lower_bound, two_cut_lower_bound
 from .claims import Claim
-from .mechanism_checks import call_mechanism, check_mechanism, outputs_array
+from .mechanism_checks import MechanismError, call_mechanism, check_mechanism, outputs_array
 
 __all__ = ["CountsAudit", "MechanismAudit", "audit_counts", "audit_mechanism"]
 
@@ -420,3 +420,33 @@ def audit_mechanism(
                         selection_fraction=selection_fraction, rng=g_sides[4],
                         outputs=keys)
     return MechanismAudit(**base.__dict__, trials=t, bin_edges=edges, discretize_trials=n_disc)
+
+
+def _has_nan(arr: np.ndarray) -> bool:
+    if arr.dtype.kind in "fc":
+        return bool(np.isnan(arr).any())
+    if arr.dtype.kind == "O":
+        return any(isinstance(v, float) and v != v for v in arr.tolist()[:100_000])
+    return False
+
+
+def _draws(mechanism, takes_rng, data, n, gen, chunk, what):
+    """Draw ``n`` outputs in chunks; check count and NaN."""
+    done = 0
+    while done < n:
+        m = min(chunk, n - done)
+        try:  # the mechanism's own errors and bad outputs: MechanismError, its traceback kept (item 27)
+            arr = _draw(mechanism, takes_rng, data, m, gen)
+        except MechanismError as exc:
+            raise MechanismError(f"{exc} (on {what})") from exc.__cause__
+        if arr.dtype == object and arr.size and not isinstance(arr[0], (str, bytes)):
+            try:  # a list of numbers or of equal-length number lists: a numeric array
+                num = np.asarray(arr.tolist())
+            except (ValueError, TypeError):
+                num = None
+            if num is not None and num.dtype.kind in "iubf" and num.shape[:1] == (m,):
+                arr = num
+        if _has_nan(arr):
+            raise ValueError(f"mechanism returned NaN outputs on {what}")
+        done += m
+        yield arr

@@ -296,7 +296,7 @@ def test_pilot_shrinks_lucky_small_sets_and_keeps_real_effects():
     error: 0 against 4 of 5,000 (the kind of set the plug-in score picked at ε0 = 0.1) keeps almost
     nothing, 310 against 243 (a real lower-tail effect, ratio e^0.24) keeps most; the proportions
     never cross, and sets and complements move alike."""
-    from ppaudit.blackbox.search import _shrink
+    from ppaudit.blackbox.pilot import _shrink
 
     n = 5_000
     q0, q1 = _shrink(np.array([0.0, 310.0, 243.0, 50.0]), np.array([4.0, 243.0, 310.0, 50.0]), n, 1.0)
