@@ -5,6 +5,7 @@
 * :mod:`.confident_gnmax` — expected data-dependent RDP of Confident-GNMax (threshold check
   + Pr[answered] · GNMax; Papernot et al. 2018).
 * :mod:`ppaudit.accounting.private_knn` — subsampled-Gaussian RDP of Private-kNN (dp-accounting).
+* :mod:`.canonical_histograms` — the canonical neighbouring vote histograms (listed and counted).
 * :mod:`.worst_case` — worst-case exact RDP of the Gaussian noisy argmax over all
   neighbouring histograms (Chadha et al. 2024, §7 future work) with a certified bound.
 * :mod:`.conversion` — RDP → (ε, δ) (Balle et al. 2020, Thm 20; Mironov 2017).
@@ -24,7 +25,7 @@ from ppaudit._lazy import attach_modules
 __getattr__, __dir__ = attach_modules(
     __name__,
     (
-        "confident_gnmax", "conversion", "gnmax", "pld", "private_knn", "worst_case",
+        "confident_gnmax", "conversion", "gnmax", "pld", "private_knn", "canonical_histograms", "worst_case",
     ),
 )
 
@@ -34,5 +35,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .gnmax import *  # noqa: F403
     from .pld import *  # noqa: F403
     from .private_knn import *  # noqa: F403
+    from .canonical_histograms import *  # noqa: F403
     from .worst_case import *  # noqa: F403
-    from . import confident_gnmax, conversion, gnmax, pld, private_knn, worst_case
+    from . import canonical_histograms, confident_gnmax, conversion, gnmax, pld, private_knn, worst_case

@@ -7,6 +7,8 @@
 * :mod:`.composition` — composition over queries, candidate summaries, the ε floor.
 * :mod:`.transcript` — the transcript-level audit of a repeated-query adversary (one
   histogram per training run, ``n`` answers): the sound counterpart of per-query composition.
+* :mod:`.binomial_transcript` — ε lower bounds of a transcript of independent answers from one
+  output set (exact binomial ε, composed event bounds, the audit from counts).
 * :mod:`.rao_blackwell` — sound 2-cut and ε lower bounds from Rao–Blackwellised Monte Carlo of
   a non-enumerable vote model (empirical Bernstein on paired conditional probabilities), and
   the paper's "estimated law as exact counts" procedure for comparison.
@@ -25,7 +27,7 @@ from ppaudit._lazy import attach_modules
 __getattr__, __dir__ = attach_modules(
     __name__,
     (
-        "bounds", "composition", "per_query", "transcript", "rao_blackwell", "planning",
+        "bounds", "composition", "per_query", "transcript", "binomial_transcript", "rao_blackwell", "planning",
     ),
 )
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .composition import *  # noqa: F403
     from .per_query import *  # noqa: F403
     from .transcript import *  # noqa: F403
+    from .binomial_transcript import *  # noqa: F403
     from .rao_blackwell import *  # noqa: F403
     from .planning import *  # noqa: F403
-    from . import bounds, composition, per_query, planning, rao_blackwell, transcript
+    from . import binomial_transcript, bounds, composition, per_query, planning, rao_blackwell, transcript
