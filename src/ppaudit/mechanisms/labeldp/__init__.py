@@ -62,42 +62,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ppaudit._lazy import attach
+from ppaudit._lazy import attach_modules
 
 # Each public name is loaded from its module on first access (PEP 562), so importing one
-# module does not import its siblings' dependencies (issue 30); tests/unit/test_public_api.py
-# checks this table against the modules' __all__.
-_EXPORTS = {
-    "alibi_agibi": (
-        "AGIBI_CALIBRATIONS", "AGIBI_RDP_ORDERS", "agibi", "agibi_posterior", "agibi_sigma",
-        "alibi", "alibi_posterior",
-    ),
-    "pate": (
-        "DEFAULT_ORDERS", "gnmax_aggregate", "pate_label_dp",
-    ),
-    "release": (
-        "FitPredictProba", "LabelRelease",
-    ),
-    "fit_predict": (
-        "logistic_regression_fit_predict_proba",
-    ),
-    "lp_mst": (
-        "lp_1st", "lp_1st_noise_correction", "lp_2st",
-    ),
-    "rr": (
-        "randomized_response", "rr_keep_probability", "rr_noise_correction", "rr_transition_matrix",
-        "rr_with_prior",
-    ),
-}
-
-_, __getattr__, __dir__ = attach(__name__, _EXPORTS)
-__all__ = [
-    "AGIBI_CALIBRATIONS", "AGIBI_RDP_ORDERS", "DEFAULT_ORDERS", "FitPredictProba", "LabelRelease",
-    "agibi", "agibi_posterior", "agibi_sigma", "alibi", "alibi_posterior", "gnmax_aggregate",
-    "logistic_regression_fit_predict_proba", "lp_1st", "lp_1st_noise_correction", "lp_2st",
-    "pate_label_dp", "randomized_response", "rr_keep_probability", "rr_noise_correction",
-    "rr_transition_matrix", "rr_with_prior",
-]
+# module does not import its siblings' dependencies (issue 30); the table of names is each
+# module's __all__ (issue 37: derived, not repeated).
+__getattr__, __dir__ = attach_modules(
+    __name__,
+    ("alibi_agibi", "pate", "release", "fit_predict", "lp_mst", "rr"),
+)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .alibi_agibi import (
