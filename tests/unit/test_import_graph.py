@@ -146,3 +146,14 @@ def test_experiments_papers_import_each_other_only_where_listed(edges):
     up = sorted(f"{a} -> {b}" for a, b in edges
                 if a.count(".") == 2 and a.startswith("ppaudit.experiments.") and a not in packages and paper(b))
     assert not up, f"a cross-paper module imports a paper's experiments: {up}"
+
+
+#: Modules allowed over MAX_MODULE_LINES, each with the reason it reads best whole (issue 37 §2). Empty.
+LONG_MODULES: dict[str, str] = {}
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES and name not in LONG_MODULES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split by concept, or list them with a reason): {long}"
