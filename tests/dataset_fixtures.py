@@ -200,3 +200,17 @@ def write_criteo_day(path: Path, rows: int, seed: int, positive_rate: float = 0.
     with gzip.GzipFile(Path(path), mode="wb", mtime=0, compresslevel=1) as gz:
         gz.write(body)
     return pd.DataFrame(frame)
+
+
+def toy_labeldp_data(seed=0, n=150, d=6, k=4):
+    """A small image-kind :class:`~ppaudit.experiments.labeldp.data.LabelDPData`: ``k`` Gaussian
+    clusters in ``d`` dimensions, ``n`` points each for the reference half, the target half and the test set."""
+    import numpy as np
+
+    from ppaudit.experiments.labeldp.data import LabelDPData
+
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(k, d)) * 2
+    y = rng.integers(0, k, 3 * n)
+    x = (centres[y] + rng.normal(size=(3 * n, d))).astype(np.float32)
+    return LabelDPData("image", k, x[:n], y[:n], x[n : 2 * n], y[n : 2 * n], x[2 * n :], y[2 * n :])

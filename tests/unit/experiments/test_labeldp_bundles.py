@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.labeldp.data import LabelDPData
+from dataset_fixtures import toy_labeldp_data as _data  # tests/dataset_fixtures.py
 from ppaudit.experiments.labeldp.release import parse_epsilon, train_target_model
 from ppaudit.experiments.labeldp.models import model_name, read_model_bundle, train_target_models, write_model_bundle
 from ppaudit.experiments.labeldp.tables import audit_model, audit_target_models, stand_in_measure
@@ -21,12 +21,6 @@ AUDIT = {"repetitions": 3, "t": 2, "fixed_fraction": 0.01, "delta": 1e-5, "confi
 MODELS = [("lp_1st", "inf"), ("lp_1st", "2"), ("lp_1st_prior", "2"), ("alibi", "4")]
 
 
-def _data(seed=0, n=150, d=6, k=4):
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(k, d)) * 2
-    y = rng.integers(0, k, 3 * n)
-    x = (centres[y] + rng.normal(size=(3 * n, d))).astype(np.float32)
-    return LabelDPData("image", k, x[:n], y[:n], x[n : 2 * n], y[n : 2 * n], x[2 * n :], y[2 * n :])
 
 
 @pytest.fixture(scope="module")

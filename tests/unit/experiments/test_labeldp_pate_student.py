@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppaudit.experiments.labeldp.data import LabelDPData
+from dataset_fixtures import toy_labeldp_data as _data  # tests/dataset_fixtures.py
 from ppaudit.experiments.labeldp.release import pate_label_reach, release_labels, smoothed_targets
 from ppaudit.experiments.labeldp.tables import fit_gaps, stand_in_measure
 
@@ -17,12 +17,6 @@ SETTINGS = {"model": {"hidden": 16, "epochs": 2, "lr": 0.01, "batch_size": 64}, 
             "teacher_model": {"epochs": 20, "lr": 0.1}, "pate_student": "plain"}  # fmt: skip
 
 
-def _data(seed=0, n=150, d=6, k=4):
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(k, d)) * 2
-    y = rng.integers(0, k, 3 * n)
-    x = (centres[y] + rng.normal(size=(3 * n, d))).astype(np.float32)
-    return LabelDPData("image", k, x[:n], y[:n], x[n : 2 * n], y[n : 2 * n], x[2 * n :], y[2 * n :])
 
 
 def test_smoothed_targets_closed_form_and_errors():
