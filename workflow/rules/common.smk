@@ -643,12 +643,13 @@ def labeldp_title(template):
     cifar = image.get("source", "packaged") == "download"
     criteo = tabular.get("source", "packaged") == "download"
     net = str(image["model"].get("arch") or "").upper()
+    images = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST"}[image.get("images", "fashion-mnist")]
     return template.format(
-        image=f"CIFAR-10 + {net}" if cifar else "Fashion-MNIST + MLP stand-in for CIFAR-10",
+        image=f"CIFAR-10 + {net}" if cifar else f"{images} + MLP stand-in for CIFAR-10",
         tabular="Criteo Day 0 / Day 1 + CatBoost" if criteo else "UCI Adult + CatBoost stand-in for Criteo",
-        image_short=f"CIFAR-10 {net}" if cifar else "Fashion-MNIST MLP",
+        image_short=f"CIFAR-10 {net}" if cifar else f"{images} MLP",
         tabular_short="Criteo CatBoost" if criteo else "Adult CatBoost",
-        malek=f"CIFAR-10 {net}" if cifar else "Fashion-MNIST MLP stand-in",
+        malek=f"CIFAR-10 {net}" if cifar else f"{images} MLP stand-in",
     )
 
 

@@ -250,6 +250,7 @@ rule train_memorization_models:
         settings=labeldp_settings("image"),
         model=get_config("labeldp", "malek", "model"),
         blocks=get_config("labeldp", "malek", "blocks"),
+        train_size=get_config("labeldp", "malek", "train_size"),
         delta=get_config("labeldp", "delta"),
         seed=get_config("seed"),
     log:

@@ -6,7 +6,7 @@ fits the game's MLP (ALIBI's iterative prior when ``settings["alibi_prior"] == "
 and saves its probabilities on the canaries — the runs trained as labeldp.malek.blocks stacked blocks
 (:func:`ppaudit.experiments.labeldp.memorization.run_memorization_games`).
 Inputs: ``data`` (prepare_labeldp_data, image). Output: ``canaries`` (one npz per run, in
-the order of ``params.runs``). Params: runs, settings, model, blocks, delta, seed. Threads: processes, each training
+the order of ``params.runs``). Params: runs, settings, model, blocks, delta, seed, train_size (the game's subset of the target half). Threads: processes, each training
 stacked blocks of the runs (run_memorization_games ``blocks`` / ``workers``: same bytes for any threads).
 """
 
@@ -19,14 +19,14 @@ import numpy as np
 
 def main(sm) -> None:
     log = _ppaudit_path.log_to_file(sm.log[0], "train_memorization_models")
-    from ppaudit.experiments.labeldp.memorization import run_memorization_games
+    from ppaudit.experiments.labeldp.memorization import game_data, run_memorization_games
     from ppaudit.io import atomic_path
 
     p = sm.params
     outputs = list(sm.output.canaries)
     if len(outputs) != len(p.runs):
         raise ValueError(f"{len(p.runs)} runs but {len(outputs)} output files")
-    data = pickle.loads(open(sm.input.data, "rb").read())
+    data = game_data(pickle.loads(open(sm.input.data, "rb").read()), p.train_size)
     settings = dict(p.settings, delta=p.delta)
     if p.model is not None:  # the memorization game's own MLP (labeldp.malek.model)
         settings["model"] = dict(p.model)

@@ -345,10 +345,16 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
                              "trains the image network (model.arch), not the stand-in MLP")
         if s["model"].get("arch") and name != "image":
             raise ValueError(f"labeldp.datasets.{name}.model.arch = {s['model']['arch']!r}: torch networks are for image data")
-    if c["malek"]["num_canaries"] > c["datasets"]["image"]["train_size"] // 2:
+    half = c["datasets"]["image"]["train_size"] // 2
+    game = c["malek"].get("train_size")
+    if game is not None and game > half:
+        raise ValueError(f"labeldp.malek.train_size = {game} exceeds the target half ({half}) of "
+                         f"labeldp.datasets.image.train_size = {c['datasets']['image']['train_size']}")
+    if c["malek"]["num_canaries"] > (half if game is None else game):
         raise ValueError(
-            f"labeldp.malek.num_canaries = {c['malek']['num_canaries']} exceeds the target half of "
-            f"labeldp.datasets.image.train_size = {c['datasets']['image']['train_size']}"
+            f"labeldp.malek.num_canaries = {c['malek']['num_canaries']} exceeds "
+            + (f"the target half of labeldp.datasets.image.train_size = {c['datasets']['image']['train_size']}" if game is None
+               else f"labeldp.malek.train_size = {game}")
         )
     if not {0.001, 0.01} <= set(c["synthetic_rr"]["guess_fractions"]):
         raise ValueError(

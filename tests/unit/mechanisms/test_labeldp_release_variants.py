@@ -216,3 +216,38 @@ def test_pca_augment_maps_flip_and_shift_the_images():
     shifted_imgs = np.zeros_like(imgs)
     shifted_imgs[..., 1:] = imgs[..., :-1]
     assert_allclose(feats @ shift[0] + shift[1], pca.transform(shifted_imgs.reshape(200, -1)) / scale, atol=1e-4)
+    # Digits (flip=False): the identity, then the shifts only — the weak augmentation (first two
+    # maps) shifts instead of mirroring.
+    no_flip = _pca_augment_maps(pca, scale, side=4, shifts=((0, 1),), flip=False)
+    assert len(no_flip) == 2
+    assert_allclose(no_flip[1][0], shift[0])
+    assert_allclose(no_flip[1][1], shift[1])
+
+
+def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice():
+    """``images``: MNIST digits (the default's) or Fashion-MNIST, the FixMatch maps without / with the flip."""
+    from ppaudit.data import load_dataset
+    from ppaudit.experiments.labeldp.data import load_labeldp_dataset
+
+    settings = {"train_size": 200, "test_size": 50, "pca_dim": 8}
+    for images, maps in (("mnist", 5), ("fashion-mnist", 6)):
+        data = load_labeldp_dataset("image", dict(settings, images=images), np.random.default_rng(0))
+        assert data.x_target.shape == (100, 8) and data.x_ref_ood.shape == (100, 8) and len(data.augment_maps) == maps
+        ytr = load_dataset(images, source="packaged")[1]
+        assert set(np.unique(data.y_ref)) <= set(np.unique(ytr))
+    with pytest.raises(ValueError, match="unknown packaged images 'cifar'"):
+        load_labeldp_dataset("image", dict(settings, images="cifar"), np.random.default_rng(0))
+
+
+def test_malek_game_data_is_a_prefix_of_the_target_half():
+    from dataset_fixtures import toy_labeldp_data
+    from ppaudit.experiments.labeldp.memorization import game_data
+
+    data = toy_labeldp_data()
+    assert game_data(data, None) is data
+    sub = game_data(data, 40)
+    assert_allclose(sub.x_target, data.x_target[:40])
+    assert np.array_equal(sub.y_target, data.y_target[:40])
+    assert sub.x_test is data.x_test and len(data.y_target) == 150
+    with pytest.raises(ValueError, match="labeldp.malek.train_size must lie in"):
+        game_data(data, 151)

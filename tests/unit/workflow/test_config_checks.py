@@ -92,11 +92,13 @@ def _bad(default, path, value):
         (check_labeldp, ("labeldp", "datasets", "tabular", "algorithm_epsilons"), {"alibi": [1]},
          ["labeldp.datasets.tabular.algorithm_epsilons", "alibi", "not in its algorithms"]),
         (check_labeldp, ("labeldp", "malek", "num_canaries"), 10**7,
-         ["labeldp.malek.num_canaries", "10000000", "labeldp.datasets.image.train_size"]),
+         ["labeldp.malek.num_canaries", "10000000", "labeldp.malek.train_size"]),
+        (check_labeldp, ("labeldp", "malek", "train_size"), 10**7,
+         ["labeldp.malek.train_size", "10000000", "labeldp.datasets.image.train_size"]),
         (check_labeldp, ("labeldp", "synthetic_rr", "guess_fractions"), [0.001, 0.1],
          ["labeldp.synthetic_rr.guess_fractions", "0.01"]),
     ],
-    ids=["pair-lengths", "pp-panel", "pp-orders", "pp-fig4-variant", "ld-ood", "ld-eps-string", "ld-algo-eps", "ld-canaries", "ld-guesses"],
+    ids=["pair-lengths", "pp-panel", "pp-orders", "pp-fig4-variant", "ld-ood", "ld-eps-string", "ld-algo-eps", "ld-canaries", "ld-game-size", "ld-guesses"],
 )
 def test_each_check_names_the_key(default, check, path, value, words):
     cfg = _bad(default, path, value)

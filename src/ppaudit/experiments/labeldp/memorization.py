@@ -20,6 +20,7 @@ order, in a fraction of the time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from .data import LabelDPData
 from .release import parse_epsilon, release_labels
 from .models import fit_released_block
 
-__all__ = ["memorization_runs", "run_memorization_games"]
+__all__ = ["game_data", "memorization_runs", "run_memorization_games"]
 
 
 def memorization_runs(levels: Mapping[str, Mapping[str, str]], games: int, num_canaries: int, canaries_per_game: int) -> list[tuple[str, str, str, int]]:
@@ -63,6 +64,21 @@ def memorization_runs(levels: Mapping[str, Mapping[str, str]], games: int, num_c
         runs += [("alibi", str(eps["alibi"]), f"g{i}", int(canaries_per_game)) for i in range(int(games))]
         runs.append(("agibi", str(eps["agibi"]), "n1000", int(num_canaries)))
     return list(dict.fromkeys(runs))
+
+
+def game_data(data: LabelDPData, train_size: int | None) -> LabelDPData:
+    """The game's data: the first ``train_size`` points of the target half (a uniform subset: the
+    halves are drawn at random), everything else as is; ``None`` = ``data`` itself.
+
+    Raises:
+        ValueError: for a ``train_size`` below 20 or above the target half.
+    """
+    if train_size is None:
+        return data
+    n = int(train_size)
+    if not 20 <= n <= len(data.y_target):
+        raise ValueError(f"labeldp.malek.train_size must lie in [20, {len(data.y_target)}] (the image target half), got {train_size!r}")
+    return replace(data, x_target=data.x_target[:n], y_target=data.y_target[:n])
 
 
 def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: dict, seed: int, blocks: int = 1,

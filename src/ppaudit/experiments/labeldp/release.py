@@ -233,7 +233,9 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
         sigma = pate_sigma_for_epsilon(epsilon, nq, delta, s1)
     q = rng.permutation(len(y))[:nq]
     idx_all = np.arange(len(y))[:, None]
-    teacher_model = dict(model, **{key: v for key, v in (settings.get("teacher_model") or {}).items() if v is not None})  # null: the model's
+    overrides = {key: v for key, v in (settings.get("teacher_model") or {}).items() if v is not None}  # null: the model's
+    spreading = {key: overrides.pop(key) for key in ("kind", "neighbors", "alpha") if key in overrides}
+    teacher_model = dict(model, **overrides)
 
     def teacher_fp(xi, yi, xq):
         return fit_predict_soft(data.name, _subset(data.x_target, xi[:, 0]), yi, [_subset(data.x_target, xq[:, 0])], k, teacher_model, seed)[0]
@@ -255,9 +257,22 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
                 out[i] = probs[0]
         return out
 
+    def spreading_block(xis, yis, xq):
+        """Label-spreading teachers (PATE-FM's semi-supervised teachers on the CPU): each spreads its
+        part's labels over the k-NN graph of all public target-half features (:mod:`ppaudit.models.label_spreading`)."""
+        from ...models.label_spreading import label_spreading_block
+
+        return label_spreading_block(data.x_target, [xi[:, 0] for xi in xis], yis, xq[:, 0], k, neighbors=int(spreading.get("neighbors", 10)),
+                                     alpha=float(spreading.get("alpha", 0.99)), iterations=int(overrides.get("iterations", 30)))  # fmt: skip
+
     if thr is not None and math.isinf(epsilon):
         thr = s1 = None  # ε = ∞: no noise, every query answered
-    block = teachers_block if _mlp_features(data, teacher_model) else None
+    if spreading.get("kind") == "label_spreading":
+        if not _mlp_features(data, teacher_model):
+            raise ValueError(f"teacher_model.kind label_spreading needs feature vectors (image or text with the MLP), not the {data.name} dataset's model")
+        block = spreading_block
+    else:
+        block = teachers_block if _mlp_features(data, teacher_model) else None
     rel = L.pate_label_dp(idx_all, y, idx_all[q], k, int(settings["pate_teachers"]), sigma, teacher_fp, rng, delta=delta,
                           threshold=None if thr is None else float(thr), sigma_threshold=None if s1 is None else float(s1),
                           teachers_fit_predict_proba=block)  # fmt: skip
@@ -421,7 +436,8 @@ def _fixmatch_augments(data: LabelDPData, fm: dict):
 
     wn, sn, sd = float(fm.get("weak_noise", 0.05)), float(fm.get("strong_noise", 0.3)), float(fm.get("strong_dropout", 0.2))
     if getattr(data, "augment_maps", None):  # absent from data.pkl files written before it existed
-        # weak: identity or horizontal flip (FixMatch's flip-and-shift, shifts kept for strong)
+        # weak: identity or the first other map — the horizontal flip, or for digits (no flip) a
+        # 2-pixel shift (FixMatch's flip-and-shift; SVHN's weak one translates only); strong: all
         return affine_maps_augment(data.augment_maps[:2], wn), affine_maps_augment(data.augment_maps, sn, sd)
     return feature_noise_augment(wn), feature_noise_augment(sn, sd)
 
