@@ -139,7 +139,8 @@ def compose_candidates(
     rdp = grouped[cols].sum().reset_index()
     # A missing value (e.g. exact_lo of a Monte Carlo mixture) in any query makes the
     # composition unknown: NaN, not the sum of the others.
-    missing = grouped[cols].agg(lambda v: bool(v.isna().any())).reset_index(drop=True)
+    keys = ids + ["order"]
+    missing = weighted[cols].isna().join(weighted[keys]).groupby(keys, sort=True)[cols].any().reset_index(drop=True)
     for col in cols:
         rdp.loc[missing[col].to_numpy(dtype=bool), col] = np.nan
     if has_se:
@@ -172,7 +173,8 @@ def compose_candidates(
         per_cand = per_query.groupby(ids, sort=True)
         nq = per_cand["query"].nunique().reset_index(drop=True)
         for col in ecols:
-            vals = per_cand[col].agg(lambda v: float(v.max()) if v.notna().all() else np.nan).reset_index(drop=True)
+            g = per_cand[col]
+            vals = g.max().where(g.count() == g.size()).astype(float).reset_index(drop=True)  # NaN if any query's is
             if col == "exact_eps_pld":
                 vals = vals.where(nq == 1)
             eps[f"eps_{col}"] = vals.to_numpy()

@@ -230,6 +230,25 @@ def test_poisson_binomial_pmf_against_binomial_and_brute_force():
         poisson_binomial_pmf([0.5, 1.2])
 
 
+
+def test_poisson_binomial_pmf_of_repeated_values_equals_the_recursion():
+    """The product-of-binomials path (one law, few distinct values: repeated answers' bounds) against
+    the exact recursion (the 2-D path), in absolute terms and relatively down to 1e-300 (the tails
+    the event ε reads through their logarithms)."""
+    from ppaudit.divergence import poisson_binomial_pmf
+
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        values = rng.random(int(rng.integers(1, 10))) * rng.choice([0.3, 1.0])
+        values[rng.random(values.size) < 0.15] = rng.choice([0.0, 1.0])
+        p = np.repeat(values, rng.integers(20, 300, size=values.size))
+        rng.shuffle(p)
+        fast, slow = poisson_binomial_pmf(p), poisson_binomial_pmf(p[None, :])[0]
+        assert fast.shape == (p.size + 1,)
+        np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-14)
+        tail = slow > 1e-300
+        np.testing.assert_allclose(fast[tail], slow[tail], rtol=1e-11)
+
 def test_composed_event_epsilon_reference_values():
     from ppaudit.audit import composed_event_epsilon
 
