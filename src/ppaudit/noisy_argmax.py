@@ -62,6 +62,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: Probabilities at or above this are taken from the shared-grid result in log space.
 _LOG_FAST_THRESHOLD = 1e-3
 _CHUNK_ELEMENTS = 1 << 17
+_ROW_TABLE_ELEMENTS = 1 << 22  # the per-gap row tables of _probabilities_integer (two float64 tables: 64 MiB at most)
 _GRID_CHUNK_ELEMENTS = 1 << 16
 #: Grid of the log-space re-integration (relative accuracy, :func:`log_class_probabilities`).
 _LOG_HALF_WIDTH = float(-ndtri(0.5e-13))
@@ -117,12 +118,30 @@ def _probabilities_integer(gaps: np.ndarray, sigma: float) -> np.ndarray:
 
     Works in the layout ``(class, histogram, node)`` so that the product over classes is a
     reduction over the outer axis (contiguous), about twice as fast as reducing the last axis.
+    A gap ``g`` reads the same ``m`` table entries at every histogram, so when the distinct
+    gaps are few (vote counts: at most the number of voters) the rows ``Φ``/``φ`` of each gap
+    are looked up once and gathered whole — the same numbers, 2–5× faster than gathering
+    element by element.
     """
     n, c = gaps.shape
     offsets, w, r, sat, table_cdf, table_pdf = _lattice(sigma, c)
     m = offsets.size
     out = np.empty((c, n))
     chunk = max(1, _GRID_CHUNK_ELEMENTS // (m * c))
+    g_top = int(min(gaps.max(initial=0), sat))
+    if (g_top + 1) * m <= _ROW_TABLE_ELEMENTS:
+        rows = np.minimum(np.arange(g_top + 1, dtype=np.int64) * r, sat)[:, None] + offsets.astype(np.int64)
+        np.minimum(rows, sat, out=rows)
+        row_cdf, row_pdf = table_cdf[rows], table_pdf[rows]  # (g_top + 1, m)
+        gap_rows = np.ascontiguousarray(np.minimum(gaps, g_top).astype(np.int64).T)
+        for a in range(0, n, chunk):
+            g = gap_rows[:, a : a + chunk]
+            cdf = row_cdf[g]
+            pdf = row_pdf[g]
+            pdf *= np.multiply.reduce(cdf, axis=0)
+            pdf /= cdf
+            out[:, a : a + chunk] = pdf @ w
+        return out.T
     # Index of the gap part, clipped so that it cannot overflow; beyond `sat` the
     # saturated entry (Φ = 1, φ = 0) is read.
     itype = np.int32 if sat + offsets[-1] < 2**31 - 1 else np.int64

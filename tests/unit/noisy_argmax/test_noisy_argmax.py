@@ -171,3 +171,18 @@ def test_bad_input(hist, sigma, match):
         class_probabilities(hist, sigma)
     with pytest.raises(ValueError, match=match):
         log_class_probabilities(hist, sigma)
+
+
+def test_row_gather_path_equals_the_element_gather_path(monkeypatch):
+    """Integer gaps: the per-gap row tables (few distinct gaps) and the element-wise look-ups
+    (the fallback when the row tables would be large) give the same bytes."""
+    import ppaudit.noisy_argmax as na
+
+    rng = np.random.default_rng(11)
+    for c, k, sigma in ((10, 21, 30.0), (10, 250, 40.0), (3, 3000, 0.5), (5, 5, 100.0)):
+        h = rng.multinomial(k, rng.dirichlet(np.full(c, 0.5)), size=700).astype(np.float64)
+        rows = na.class_probabilities(h, sigma)
+        monkeypatch.setattr(na, "_ROW_TABLE_ELEMENTS", 0)
+        elements = na.class_probabilities(h, sigma)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(rows, elements)
