@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._unique_rows import unique_rows
 from .._validation import as_orders, check_positive_int, check_probability, check_sigma
 from ..montecarlo import model_noisy_argmax_counts
 from .bounds import dp_epsilon_lower_bound, two_cut_lower_bound
@@ -168,7 +169,7 @@ class _Statistic:
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         if self.kind == "exact":
             x = counts // self.num_repeats if self.cache_answers else counts
-            uniq, inv = np.unique(x, axis=0, return_inverse=True)  # transcripts repeat a lot
+            uniq, inv = unique_rows(x)  # transcripts repeat a lot
             return self.law.log_likelihood_ratio(uniq)[inv.reshape(-1)]
         return counts @ self.weights
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._unique_rows import unique_rows
 from .._validation import check_positive_int, check_sigma
 from ..quadrature_bound import quadrature_error_bound
 from .estimate import _shifted_probabilities
@@ -130,7 +131,7 @@ def conditional_transcript_draws(
 
     def shifted(k: int, g) -> np.ndarray:  # (k, |classes|, C), each distinct base evaluated once
         base = model.sample_base(g, 1 if deterministic else k)
-        uniq, inv = np.unique(base, axis=0, return_inverse=True)
+        uniq, inv = unique_rows(base)
         probs = _shifted_probabilities(uniq.astype(np.float64), classes, s)
         return probs[np.repeat(0, k) if deterministic else inv.reshape(-1)]
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._unique_rows import unique_rows
 from .._validation import as_orders, check_sigma
 from ..accounting import gnmax_rdp_data_dependent, gnmax_rdp_data_independent
 from .enumeration import (
@@ -99,7 +100,7 @@ def data_dependent_theory(
     h = h.reshape(-1, c)
     ws = (w[:, None] * enum.last[cls][None, :]).ravel()
     wp = (w[:, None] * enum.last_prime[cls][None, :]).ravel()
-    uniq, inv = np.unique(h, axis=0, return_inverse=True)
+    uniq, inv = unique_rows(h)
     inv = inv.reshape(-1)
     ws = np.bincount(inv, weights=ws, minlength=uniq.shape[0])
     wp = np.bincount(inv, weights=wp, minlength=uniq.shape[0])

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
 from .._logsumexp import logsumexp  # scipy.special.logsumexp, the same numbers (issue 30 §1)
+from .._unique_rows import unique_rows
 
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_log
@@ -149,7 +150,7 @@ def _convolve(h1, lw1, h2, lw2, log_threshold: float, max_support: int):
         raise _TooLarge
     h = (h1[:, None, :] + h2[None, :, :]).reshape(-1, h1.shape[1])
     lw = (lw1[:, None] + lw2[None, :]).ravel()
-    uniq, inv = np.unique(h, axis=0, return_inverse=True)
+    uniq, inv = unique_rows(h)
     inv = inv.reshape(-1)
     top = lw.max()
     w = np.bincount(inv, weights=np.exp(lw - top), minlength=uniq.shape[0])

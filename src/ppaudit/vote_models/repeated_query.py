@@ -63,6 +63,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._logsumexp import logsumexp, logsumexp_rows  # scipy.special.logsumexp, the same numbers (issue 30 §1)
+from .._unique_rows import unique_rows
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_llr_samples
 from ..noisy_argmax import log_class_probabilities
@@ -262,7 +263,7 @@ def _histogram_law(hist: np.ndarray, w: np.ndarray, last: np.ndarray, last_prime
     h = h.reshape(-1, c)
     ws = (w[:, None] * last[cls][None, :]).ravel()
     wp = (w[:, None] * last_prime[cls][None, :]).ravel()
-    uniq, inv = np.unique(h, axis=0, return_inverse=True)
+    uniq, inv = unique_rows(h)
     inv = inv.reshape(-1)
     ws = np.bincount(inv, weights=ws, minlength=uniq.shape[0])
     wp = np.bincount(inv, weights=wp, minlength=uniq.shape[0])
@@ -515,7 +516,7 @@ def transcript_rdp(
         idx = _sample_histograms(law, gen, draws, d)
         counts = gen.multinomial(n, probs[idx])
         if c > 3:  # transcripts repeat a lot: score each distinct count vector once (row by row the same numbers)
-            uniq, inv = np.unique(counts, axis=0, return_inverse=True)
+            uniq, inv = unique_rows(counts)
             ll = law.log_likelihoods(uniq)[inv.reshape(-1)]
         else:  # (C ≤ 3 groups the rows in boxes: keep the rows as drawn)
             ll = law.log_likelihoods(counts)

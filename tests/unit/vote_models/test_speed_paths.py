@@ -114,3 +114,23 @@ def test_logsumexp_drop_in_is_scipys():
         b = rng.normal(size=(4, k + 1))
         np.testing.assert_array_equal(fast(b, axis=-1), logsumexp(b, axis=-1))
         np.testing.assert_array_equal(fast(b, axis=0), logsumexp(b, axis=0))  # scipy's own call
+
+
+def test_unique_rows_is_numpy_unique_over_rows():
+    """ppaudit._unique_rows.unique_rows: the distinct rows, their order and the inverse of
+    ``np.unique(x, axis=0, return_inverse=True)`` — integer and float counts on the key path,
+    negative, fractional and overflowing rows on numpy's own."""
+    from ppaudit._unique_rows import unique_rows
+
+    rng = np.random.default_rng(8)
+    cases = []
+    for c, n in ((1, 5), (3, 20), (10, 40), (10, 250), (12, 5000)):
+        x = rng.multinomial(n, rng.dirichlet(np.ones(c)), size=800)
+        cases += [x, x.astype(np.float64), x - 1]
+    cases += [rng.random((50, 3)).round(1) * 4, np.array([[2**40, 1], [3, 2**40]]), np.zeros((0, 3), dtype=np.int64)]
+    for x in cases:
+        want_u, want_i = np.unique(x, axis=0, return_inverse=True)
+        got_u, got_i = unique_rows(x)
+        assert got_u.dtype == want_u.dtype
+        np.testing.assert_array_equal(got_u, want_u)
+        np.testing.assert_array_equal(got_i, want_i.reshape(-1))

@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..._unique_rows import unique_rows
 from ..._validation import as_distribution, check_positive_int, check_sigma
 from ...noisy_argmax import class_probabilities
 from ...vote_models import OutputEstimate
@@ -129,7 +130,7 @@ def knn_output_distributions(model: KnnVoteModel, sigma: float, draws: int, rng=
         n = min(cs, m - done)
         draws_ = gen.multinomial(model.k, model.P, size=n)
         # Eq. (4) once per distinct histogram (confident queries repeat a few histograms)
-        uniq, inv = np.unique(draws_, axis=0, return_inverse=True)
+        uniq, inv = unique_rows(draws_)
         base = uniq.astype(np.float64) + 1.0  # +1: shift-invariant, no −1 counts
         pu = class_probabilities(base, s)
         pm = pu[inv.reshape(-1)]
@@ -208,7 +209,7 @@ def knn_conditional_output_probabilities(
             q_out[done : done + n] = (1.0 - model.nu) * pu + model.nu * class_probabilities(moved, s)
             done += n
             continue
-        uniq, inv = np.unique(draws_, axis=0, return_inverse=True)
+        uniq, inv = unique_rows(draws_)
         base = uniq.astype(np.float64) + 1.0  # +1: shift-invariant, no −1 counts after the move
         pu = class_probabilities(base, s)
         if model.nu > 0 and classes.size:
