@@ -160,7 +160,10 @@ def conditional_transcript_draws(
     rows = max(1, min(cs, 4_000_000 // (classes.size * (n + 1))))  # bounded memory of the pmf block
     for a in range(0, m, rows):
         r = shifted(min(rows, m - a), g_draw)[:, :, j]  # (k, V): r_v(j) per draw
-        pmf = binom.pmf(t[None, None, :], n, r[:, :, None])  # (k, V, n + 1)
+        # the draws share few distinct r (each distinct base histogram gives one): each
+        # distinct value's pmf evaluated once, the same numbers (binom.pmf is elementwise)
+        ur, rinv = np.unique(r, return_inverse=True)
+        pmf = binom.pmf(t[None, :], n, ur[:, None])[rinv.reshape(r.shape)]  # (k, V, n + 1)
         binned = np.add.reduceat(pmf, starts, axis=2)
         p[a : a + r.shape[0]] = np.einsum("v,nvt->nt", wl, binned)
         q[a : a + r.shape[0]] = np.einsum("v,nvt->nt", wp, binned)
