@@ -55,6 +55,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._unique_rows import unique_rows
+
 __all__ = [
     "BLOCK_MAX_SUPPORT",
     "GUIDE_BITS",
@@ -410,14 +412,7 @@ def _merge(a, b):
     o = (oa[:, None, :] + ob[None, :, :]).reshape(-1, oa.shape[1])
     p = (pa[:, None] * pb[None, :]).ravel()
     e = (ea[:, None] + eb[None, :]).ravel() + _U
-    radix = int(o.sum(axis=1).max()) + 1
-    if radix ** o.shape[1] < 2**62:  # histograms as mixed-radix integers: a 1-D unique
-        weights = radix ** np.arange(o.shape[1], dtype=np.int64)
-        _, first, inv = np.unique(o @ weights, return_index=True, return_inverse=True)
-        uniq = o[first]
-    else:
-        uniq, inv = np.unique(o, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    uniq, inv = unique_rows(o)  # histograms as mixed-radix integers: a 1-D unique
     ps = np.zeros(uniq.shape[0], dtype=np.longdouble)
     np.add.at(ps, inv, p)
     es = np.zeros(uniq.shape[0])
