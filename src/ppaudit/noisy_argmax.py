@@ -246,21 +246,28 @@ def _mode(e: np.ndarray, own: np.ndarray, iterations: int = 60) -> np.ndarray:
     lo = np.zeros(n)
     hi = np.maximum(np.max(np.where(own, -np.inf, -e), axis=1), 0.0) + 0.8 * (c - 1) + 1.0
     z = 0.5 * (lo + hi)
+    # Newton on the rows not yet converged only (a row stops once its step is below the
+    # tolerance): most rows converge in a few steps, a few need the bracket.
+    act = np.arange(n)
+    ea, owna, lo_a, hi_a, za = e, own, lo, hi, z.copy()
     for _ in range(iterations):
-        x = z[:, None] + e
+        x = za[:, None] + ea
         lam = np.exp(-0.5 * x * x - _LOG_SQRT_2PI - log_ndtr(x))
-        lam = np.where(own, 0.0, lam)
-        grad = -z + lam.sum(axis=1)
+        lam[owna] = 0.0
+        grad = -za + lam.sum(axis=1)
         hess = -1.0 - (lam * (x + lam)).sum(axis=1)
-        lo = np.where(grad > 0, z, lo)
-        hi = np.where(grad <= 0, z, hi)
-        newton = z - grad / hess
-        inside = (newton > lo) & (newton < hi)
-        z_new = np.where(inside, newton, 0.5 * (lo + hi))
-        if np.all(np.abs(z_new - z) < 1e-10 * (1.0 + np.abs(z))):
-            z = z_new
+        lo_a = np.where(grad > 0, za, lo_a)
+        hi_a = np.where(grad <= 0, za, hi_a)
+        newton = za - grad / hess
+        inside = (newton > lo_a) & (newton < hi_a)
+        z_new = np.where(inside, newton, 0.5 * (lo_a + hi_a))
+        z[act] = z_new
+        going = np.abs(z_new - za) >= 1e-10 * (1.0 + np.abs(za))
+        if not going.any():
             break
-        z = z_new
+        if not going.all():
+            act, ea, owna, lo_a, hi_a = act[going], ea[going], owna[going], lo_a[going], hi_a[going]
+        za = z_new[going]
     return z
 
 

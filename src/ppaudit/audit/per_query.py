@@ -357,10 +357,8 @@ class QueryAudit:
         missing = [c for c in columns if c not in self.columns] + [m for m in meta if m not in self.meta]
         if missing:
             raise ValueError(f"the audit has no column(s) {missing}; it has {sorted(self.columns) + sorted(self.meta)}")
-        df = pd.DataFrame({"order": self.orders, **{c: self.columns[c] for c in columns}})
-        for m in meta:
-            df[m] = self.meta[m]
-        return df
+        # one constructor call (the meta scalars broadcast): a column assignment each cost ~0.1 ms per query
+        return pd.DataFrame({"order": self.orders, **{c: self.columns[c] for c in columns}, **{m: self.meta[m] for m in meta}})
 
 
 def audit_query(

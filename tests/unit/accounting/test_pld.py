@@ -96,3 +96,29 @@ def test_composed_exact_epsilon_of_different_mechanisms_against_the_product_law(
         composed_exact_epsilon([], 1e-5)
     with pytest.raises(ValueError, match="delta"):
         composed_exact_epsilon([(a[0], a[1], 1)], 1.5)
+
+
+def test_two_outcome_composition_is_exact_and_within_the_pld_grid():
+    """One two-outcome mechanism repeated ``n`` times (Private-kNN on two classes): the exact
+    binomial hockey stick (:func:`_two_outcome_composed_epsilon`) equals the bisection reference
+    on the explicit ``Binomial(n, a)`` / ``Binomial(n, b)`` pmfs, never exceeds dp-accounting's
+    pessimistic PLD and is within its grid (1e-4 per composition) of it."""
+    from ppaudit.accounting import composed_exact_epsilon
+    from ppaudit.accounting.pld import exact_privacy_loss_distribution
+
+    rng = np.random.default_rng(2024)
+    for _ in range(60):
+        a = rng.uniform(0.02, 0.98)
+        b = float(np.clip(a + rng.normal(0.0, 0.05), 1e-3, 1 - 1e-3))
+        n = int(rng.integers(1, 400))
+        delta = float(10 ** rng.uniform(-8, -1))
+        got = composed_exact_epsilon([([a, 1 - a], [b, 1 - b], n)], delta)
+        k = np.arange(n + 1)
+        want = _hockey_stick_epsilon(binom.pmf(k, n, a), binom.pmf(k, n, b), delta)
+        assert abs(got - want) <= 1e-7 * max(1.0, want) or want > 49.0 < got, (a, b, n, delta, got, want)  # reference caps at 50
+        pld = max(float(exact_privacy_loss_distribution([a, 1 - a], [b, 1 - b], n).get_epsilon_for_delta(delta)), 0.0)
+        assert got <= pld + 1e-12 and pld - got <= n * 1e-4 + 1e-9, (a, b, n, delta, got, pld)
+    # identical laws: ε = 0; a zero outcome keeps the PLD path (its ∞ loss)
+    assert composed_exact_epsilon([([0.3, 0.7], [0.3, 0.7], 50)], 1e-5) == 0.0
+    pld = float(exact_privacy_loss_distribution([1.0, 0.0], [0.5, 0.5], 3).get_epsilon_for_delta(1e-5))
+    assert composed_exact_epsilon([([1.0, 0.0], [0.5, 0.5], 3)], 1e-5) == pld == math.inf
