@@ -36,6 +36,20 @@ def _log_pmf(pmf, name: str) -> np.ndarray:
         return np.log(p / p.sum())
 
 
+def _checked_logs(pmf0, pmf1, log_pmf: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The two pmfs as natural logs (``-inf`` for a zero), checked: 1-D, same outcomes, a distribution each."""
+    if log_pmf:
+        l0, l1 = np.asarray(pmf0, dtype=np.float64), np.asarray(pmf1, dtype=np.float64)
+        for name, v in (("pmf0", l0), ("pmf1", l1)):
+            if v.ndim != 1 or np.any(np.isnan(v)) or np.any(v > 1e-12):
+                raise ValueError(f"{name} must be 1-D log-probabilities (<= 0), got {v!r}")
+    else:
+        l0, l1 = _log_pmf(pmf0, "pmf0"), _log_pmf(pmf1, "pmf1")
+    if l0.shape != l1.shape:
+        raise ValueError(f"pmf0 and pmf1 must have the same outcomes, got {l0.size} and {l1.size}")
+    return l0, l1
+
+
 def exact_privacy_loss_distribution(
     pmf0,
     pmf1,
@@ -59,15 +73,7 @@ def exact_privacy_loss_distribution(
         ValueError: on bad distributions, different lengths or ``num_compositions < 1``.
     """
     n = check_positive_int(num_compositions, "num_compositions")
-    if log_pmf:
-        l0, l1 = np.asarray(pmf0, dtype=np.float64), np.asarray(pmf1, dtype=np.float64)
-        for name, v in (("pmf0", l0), ("pmf1", l1)):
-            if v.ndim != 1 or np.any(np.isnan(v)) or np.any(v > 1e-12):
-                raise ValueError(f"{name} must be 1-D log-probabilities (<= 0), got {v!r}")
-    else:
-        l0, l1 = _log_pmf(pmf0, "pmf0"), _log_pmf(pmf1, "pmf1")
-    if l0.shape != l1.shape:
-        raise ValueError(f"pmf0 and pmf1 must have the same outcomes, got {l0.size} and {l1.size}")
+    l0, l1 = _checked_logs(pmf0, pmf1, log_pmf)
     if not value_discretization_interval > 0:
         raise ValueError(f"value_discretization_interval must be > 0, got {value_discretization_interval!r}")
     d0 = {i: float(v) for i, v in enumerate(l0) if np.isfinite(v)}
@@ -80,24 +86,44 @@ def exact_privacy_loss_distribution(
     return pld.self_compose(n) if n > 1 else pld
 
 
-def _hockey_stick_epsilon_sorted(log_p: np.ndarray, log_q: np.ndarray, delta: float) -> float:
-    """Smallest ``ε ≥ 0`` with ``Σ_o (P(o) − e^ε Q(o))_+ ≤ δ`` for finite log-pmfs (one direction).
+def _hockey_stick_epsilon(log_p: np.ndarray, log_q: np.ndarray, delta: float) -> float:
+    """Smallest ``ε ≥ 0`` with ``Σ_o (P(o) − e^ε Q(o))_+ ≤ δ`` (one direction), exactly.
 
-    ``δ(ε)`` is ``A_k − e^ε B_k`` between consecutive privacy losses ``L = log P/Q`` (sorted in
-    decreasing order; ``A_k``, ``B_k`` the masses of the ``k`` outcomes of largest loss), so the
-    answer is ``log((A_k − δ)/B_k)`` on the first segment where that lands inside it: exact, no grid.
+    Outcomes with ``P = 0`` add nothing; those with ``Q = 0 < P`` (infinite loss) add their
+    mass ``m_∞`` at every ε (``ε = ∞`` when ``m_∞ > δ``). On the rest ``δ(ε)`` is
+    ``A_k − e^ε B_k`` between consecutive privacy losses ``L = log P/Q`` sorted in decreasing
+    order (``A_k``, ``B_k``: the masses of the ``k`` outcomes of largest loss), so the answer is
+    ``log((A_k − δ')/B_k)`` on the first segment where that lands inside it, ``δ' = δ − m_∞``:
+    no grid, O(K log K) for K outcomes.
     """
+    fin_p = np.isfinite(log_p)
+    log_p, log_q = log_p[fin_p], log_q[fin_p]
+    fin_q = np.isfinite(log_q)
+    inf_mass = float(np.exp(log_p[~fin_q]).sum()) if not fin_q.all() else 0.0
+    if inf_mass > delta:
+        return math.inf
+    log_p, log_q = log_p[fin_q], log_q[fin_q]
+    if log_p.size == 0:
+        return 0.0
+    d = delta - inf_mass
     loss = log_p - log_q
     order = np.argsort(-loss, kind="stable")
     loss = loss[order]
     a, b = np.cumsum(np.exp(log_p[order])), np.cumsum(np.exp(log_q[order]))
     nxt = np.append(loss[1:], -np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        eps = np.log((a - delta) / b)  # -inf / nan where a <= δ: δ(ε) <= δ on the whole segment
+        eps = np.log((a - d) / b)  # -inf / nan where a <= δ': δ(ε) <= δ' on the whole segment
     # δ(ε) decreases: the first segment (from the largest loss down) whose root lies inside it
-    inside = (a > delta) & (eps >= nxt)
-    k = int(np.argmax(inside)) if inside.any() else loss.size - 1
-    return float(max(eps[k], 0.0)) if np.isfinite(eps[k]) else 0.0
+    inside = (a > d) & (eps >= nxt)
+    if not inside.any():
+        return 0.0
+    k = int(np.argmax(inside))
+    return float(max(eps[k], 0.0))
+
+
+def _exact_epsilon_direct(l0: np.ndarray, l1: np.ndarray, delta: float) -> float:
+    """Exact ε at δ of one run (both directions) from the two log-pmfs: :func:`_hockey_stick_epsilon` each way."""
+    return max(_hockey_stick_epsilon(l0, l1, delta), _hockey_stick_epsilon(l1, l0, delta))
 
 
 def _two_outcome_composed_epsilon(pmf0: np.ndarray, pmf1: np.ndarray, n: int, delta: float) -> float | None:
@@ -105,7 +131,7 @@ def _two_outcome_composed_epsilon(pmf0: np.ndarray, pmf1: np.ndarray, n: int, de
 
     The count ``J`` of first outcomes is a sufficient statistic: ``Binomial(n, a)`` against
     ``Binomial(n, b)``, so the ``n``-fold privacy-loss distribution has ``n + 1`` atoms and its
-    hockey-stick divergence is solved exactly (:func:`_hockey_stick_epsilon_sorted`; no
+    hockey-stick divergence is solved exactly (:func:`_hockey_stick_epsilon`; no
     discretisation, where dp-accounting's pessimistic PLD over-states ε by up to its interval per
     composition). ``None`` (use the PLD) unless both pmfs have two outcomes, all positive.
     """
@@ -118,7 +144,7 @@ def _two_outcome_composed_epsilon(pmf0: np.ndarray, pmf1: np.ndarray, n: int, de
     l0, l1 = binom.logpmf(j, n, a), binom.logpmf(j, n, b)
     if not (np.all(np.isfinite(l0)) and np.all(np.isfinite(l1))):
         return None
-    return max(_hockey_stick_epsilon_sorted(l0, l1, delta), _hockey_stick_epsilon_sorted(l1, l0, delta))
+    return _exact_epsilon_direct(l0, l1, delta)
 
 
 def exact_epsilon(
@@ -134,8 +160,12 @@ def exact_epsilon(
     The smallest ε with ``sup_O P(O) − e^ε Q(O) ≤ δ`` for both orders of the pair, for the
     ``n``-fold products (Chadha et al. 2024, Definition 1 applied to the output
     distributions; the tight upper reference next to an (ε, δ) audit of Eq. (1)).
-    Computed with dp-accounting's PLD (pessimistic: an upper bound within the discretisation
-    interval per composition).
+    One run (``n = 1``) is the hockey-stick divergence of the two pmfs, solved exactly
+    (:func:`_hockey_stick_epsilon`: sort the privacy losses, no grid); ``n`` runs of a
+    two-outcome mechanism likewise (:func:`_two_outcome_composed_epsilon`); otherwise
+    dp-accounting's PLD (pessimistic: an upper bound within the discretisation interval per
+    composition). The exact paths are at most the PLD's value and within its grid of it
+    (tested against dp-accounting).
 
     Args:
         pmf0, pmf1: output distributions on ``S`` and ``S'`` (or logs with ``log_pmf``).
@@ -143,7 +173,7 @@ def exact_epsilon(
         num_compositions: ``n`` independent repetitions (e.g. ``n_Q`` answers to fixed
             histograms; for repeated answers on one *random* histogram use the transcript
             law, :func:`ppaudit.vote_models.transcript_law`, with ``num_compositions=1``).
-        value_discretization_interval: PLD grid.
+        value_discretization_interval: PLD grid (the PLD path only).
         log_pmf: inputs are log-probabilities.
 
     Returns:
@@ -159,7 +189,16 @@ def exact_epsilon(
     d = float(delta)
     if not (0.0 <= d < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-    pld = exact_privacy_loss_distribution(pmf0, pmf1, num_compositions, value_discretization_interval, log_pmf)
+    n = check_positive_int(num_compositions, "num_compositions")
+    if not value_discretization_interval > 0:
+        raise ValueError(f"value_discretization_interval must be > 0, got {value_discretization_interval!r}")
+    l0, l1 = _checked_logs(pmf0, pmf1, log_pmf)
+    if n == 1:  # the hockey stick of the two pmfs themselves: exact, no grid
+        return _exact_epsilon_direct(l0, l1, d)
+    fast = _two_outcome_composed_epsilon(np.exp(l0), np.exp(l1), n, d)
+    if fast is not None:
+        return fast
+    pld = exact_privacy_loss_distribution(l0, l1, n, value_discretization_interval, log_pmf=True)
     return max(float(pld.get_epsilon_for_delta(d)), 0.0)
 
 
@@ -169,10 +208,9 @@ def composed_exact_epsilon(mechanisms, delta: float, value_discretization_interv
     The privacy-loss distribution of each ``(pmf0, pmf1, n)`` (``n`` independent repetitions of
     that mechanism), composed with dp-accounting's PLD composition — e.g. Private-kNN's answers
     to different queries, each from a fresh subsample. Pessimistic within the discretisation
-    interval per composition (an upper bound on the exact ε, tight up to the grid). One mechanism of
-    two outcomes (Private-kNN's repeated answer on two classes) is solved exactly instead: its
-    ``n``-fold privacy loss has ``n + 1`` atoms (:func:`_two_outcome_composed_epsilon`; at most the
-    PLD's value and within its grid of it, tested against dp-accounting), ~30× faster.
+    interval per composition (an upper bound on the exact ε, tight up to the grid). One mechanism
+    is :func:`exact_epsilon`, exact where it can be: one run, or ``n`` runs of two outcomes
+    (Private-kNN's repeated answer on two classes: ``n + 1`` atoms, ~300× faster than the PLD).
 
     Args:
         mechanisms: non-empty sequence of ``(pmf0, pmf1, n)``.
@@ -191,12 +229,9 @@ def composed_exact_epsilon(mechanisms, delta: float, value_discretization_interv
     items = list(mechanisms)
     if not items:
         raise ValueError("mechanisms must not be empty")
-    if len(items) == 1:  # one mechanism of two outcomes (Private-kNN on two classes): exact, no grid
+    if len(items) == 1:  # one mechanism: exact_epsilon's exact paths where they apply
         pmf0, pmf1, n = items[0]
-        l0, l1 = _log_pmf(pmf0, "pmf0"), _log_pmf(pmf1, "pmf1")  # the PLD path's checks
-        fast = _two_outcome_composed_epsilon(np.exp(l0), np.exp(l1), check_positive_int(n, "n"), d)
-        if fast is not None:
-            return fast
+        return exact_epsilon(pmf0, pmf1, d, n, value_discretization_interval)
     total = None
     for pmf0, pmf1, n in items:
         pld = exact_privacy_loss_distribution(pmf0, pmf1, n, value_discretization_interval)

@@ -85,6 +85,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from .._unique_rows import unique_rows
 from .._validation import as_orders, check_positive_int, check_sigma
 from ..divergence import renyi_divergence_from_log
 from ..noisy_argmax import log_class_probabilities
@@ -171,7 +172,7 @@ def _exact_one_direction(h: np.ndarray, sigma: float, orders: np.ndarray) -> np.
     for a in range(0, h.shape[0], _BATCH):
         hb = h[a : a + _BATCH]
         both = np.concatenate([hb, _neighbour(hb)], axis=0)
-        uniq, inv = np.unique(both, axis=0, return_inverse=True)
+        uniq, inv = unique_rows(both)  # np.unique(axis=0, return_inverse=True)'s result, one 1-D sort
         logp = log_class_probabilities(uniq.astype(np.float64), sigma)[inv.ravel()]
         n = hb.shape[0]
         out[a : a + n] = renyi_divergence_from_log(logp[:n], logp[n:], orders)

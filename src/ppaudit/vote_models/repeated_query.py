@@ -194,7 +194,7 @@ class TranscriptLaw:
         d = lp[:, : c - 1] - lp[:, c - 1 :]  # (K, C−1)
         base = n * lp[:, c - 1]  # (K,)
         coords = x2[:, : c - 1]
-        blocks, inv = np.unique((coords // _BLOCK).astype(np.int64), axis=0, return_inverse=True)
+        blocks, inv = unique_rows((coords // _BLOCK).astype(np.int64))  # np.unique(axis=0)'s result, one 1-D sort
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable")
         bounds = np.searchsorted(inv[order], np.arange(blocks.shape[0] + 1))
@@ -334,7 +334,8 @@ def sampled_transcript_law(model: NeighbouringVoteModel, sigma: float, num_repea
     n = check_positive_int(num_repeats, "num_repeats")
     m = check_positive_int(draws, "draws")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    base, counts = np.unique(model.sample_base(gen, m), axis=0, return_counts=True)
+    base, inv = unique_rows(model.sample_base(gen, m))  # np.unique(axis=0, return_counts=True)'s result
+    counts = np.bincount(inv, minlength=base.shape[0])
     uniq, logw = _histogram_law(base, counts / m, model.last, model.last_prime)
     lp = log_class_probabilities(uniq.astype(np.float64), s)
     return TranscriptLaw(uniq, logw, np.atleast_2d(lp), n, s, 0.0, model.last.copy(), model.last_prime.copy())

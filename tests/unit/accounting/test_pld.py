@@ -122,3 +122,36 @@ def test_two_outcome_composition_is_exact_and_within_the_pld_grid():
     assert composed_exact_epsilon([([0.3, 0.7], [0.3, 0.7], 50)], 1e-5) == 0.0
     pld = float(exact_privacy_loss_distribution([1.0, 0.0], [0.5, 0.5], 3).get_epsilon_for_delta(1e-5))
     assert composed_exact_epsilon([([1.0, 0.0], [0.5, 0.5], 3)], 1e-5) == pld == math.inf
+
+
+def test_one_run_is_the_exact_hockey_stick_of_the_pmfs():
+    """``n = 1``: the sorted-loss solution equals the bisection reference on random pmfs (zeros
+    included: an outcome that only one side can give counts at every ε), never exceeds
+    dp-accounting's pessimistic PLD and lies within its grid (1e-4) of it."""
+    from ppaudit.accounting.pld import exact_privacy_loss_distribution
+
+    rng = np.random.default_rng(7)
+    for trial in range(80):
+        k = int(rng.integers(2, 300))
+        p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
+        if trial % 3 == 0:  # mix: close laws, as the audits' are
+            q = 0.9 * p + 0.1 * q
+        if trial % 4 == 1:  # outcomes one side cannot give
+            p[rng.integers(k)] = 0.0
+            q[rng.integers(k)] = 0.0
+            p, q = p / p.sum(), q / q.sum()
+        delta = float(10 ** rng.uniform(-9, -1))
+        got = exact_epsilon(p, q, delta)
+        want = _hockey_stick_epsilon(p, q, delta)
+        if want >= 49.0:  # the reference caps at 50: the mass where the other side is 0 exceeds δ
+            assert got >= 49.0
+            continue
+        assert abs(got - want) <= 1e-8 * max(1.0, want), (trial, got, want)
+        pld = max(float(exact_privacy_loss_distribution(p, q).get_epsilon_for_delta(delta)), 0.0)
+        assert got <= pld + 1e-12 and pld - got <= 1e-4 + 1e-9, (trial, got, pld)
+    # log inputs give the same; a zero of Q under P-mass above δ gives ∞
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.6, 0.0])
+    with np.errstate(divide="ignore"):
+        lp, lq = np.log(p), np.log(q)
+    assert exact_epsilon(lp, lq, 0.1, log_pmf=True) == exact_epsilon(p, q, 0.1) == math.inf
+    assert math.isfinite(exact_epsilon(p, q, 0.25))
