@@ -230,13 +230,35 @@ def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice():
     from ppaudit.experiments.labeldp.data import load_labeldp_dataset
 
     settings = {"train_size": 200, "test_size": 50, "pca_dim": 8}
-    for images, maps in (("mnist", 5), ("fashion-mnist", 6)):
+    for images, maps, ood in (("mnist", 5, 1797), ("fashion-mnist", 6, 100)):
         data = load_labeldp_dataset("image", dict(settings, images=images), np.random.default_rng(0))
-        assert data.x_target.shape == (100, 8) and data.x_ref_ood.shape == (100, 8) and len(data.augment_maps) == maps
+        assert data.x_target.shape == (100, 8) and data.x_ref_ood.shape == (ood, 8) and len(data.augment_maps) == maps
+        # MNIST's out-of-domain set is UCI's optical digits with their own labels; Fashion-MNIST's a view of the reference half
+        assert (data.y_ref_ood is None) == (images == "fashion-mnist")
         ytr = load_dataset(images, source="packaged")[1]
         assert set(np.unique(data.y_ref)) <= set(np.unique(ytr))
     with pytest.raises(ValueError, match="unknown packaged images 'cifar'"):
         load_labeldp_dataset("image", dict(settings, images="cifar"), np.random.default_rng(0))
+
+
+def test_optdigits_in_mnist_frame_are_digits_an_mnist_prior_model_recognises():
+    """LP-1ST's out-of-domain set for MNIST: UCI's 1,797 optical digits (scikit-learn) in MNIST's
+    frame — centred by mass in 28×28, in [0, 1], every digit — and a model fitted on them alone
+    labels MNIST digits far above chance (a useful out-of-domain prior, as the paper's)."""
+    from scipy.ndimage import center_of_mass
+    from sklearn.linear_model import LogisticRegression
+
+    from ppaudit.data import load_dataset
+    from ppaudit.experiments.labeldp.data import optdigits_in_mnist_frame
+
+    x, y = optdigits_in_mnist_frame()
+    assert x.shape == (1797, 28, 28) and x.dtype == np.float32 and y.shape == (1797,)
+    assert set(np.unique(y)) == set(range(10)) and x.min() >= 0.0 and x.max() <= 1.0
+    assert_allclose(center_of_mass(x[0]), (14.0, 14.0), atol=0.5)
+    xm, ym = load_dataset("mnist", source="packaged")[2:]
+    clf = LogisticRegression(C=1.0, max_iter=500).fit(x.reshape(len(x), -1), y)
+    acc = float(np.mean(clf.predict(xm[:2000].reshape(2000, -1)) == ym[:2000]))
+    assert acc > 0.4, acc
 
 
 def test_malek_game_data_is_a_prefix_of_the_target_half():

@@ -11,8 +11,9 @@ Mechanisms (``algo``): ``lp_1st`` (RRWithPrior, uniform prior = plain RR), ``lp_
 (LP-1ST with noise correction: the same RR release, the trained model's predictions mapped
 back through the inverse RR channel, :func:`ppaudit.mechanisms.labeldp.rr_noise_correction`),
 ``lp_1st_prior`` (in-domain prior: a model fitted on ``prior_size`` labelled points of the
-reference half), ``lp_1st_ood`` (out-of-domain prior: a model fitted on left-right-flipped,
-noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
+reference half), ``lp_1st_ood`` (out-of-domain prior: a model fitted on ``prior_size`` out-of-domain
+images — MNIST: UCI's optical digits in MNIST's frame; Fashion-MNIST and CIFAR-10:
+left-right-flipped, noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
 (with ``alibi_prior: iterative`` — the ALIBI authors' default — the soft labels are
 recomputed at the start of every epoch with the model's current predictions as the prior;
 ``uniform``: one uniform-prior posterior; AGIBI's σ by ``agibi_calibration: rdp | analytic``),
@@ -183,11 +184,11 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
         if algo == "lp_1st_ood":
             if data.x_ref_ood is None:
                 raise ValueError(f"lp_1st_ood needs an out-of-domain view, which the {data.name} dataset does not have")
-            xp = data.x_ref_ood
+            xp, yp = data.x_ref_ood, (data.y_ref if data.y_ref_ood is None else data.y_ref_ood)
         else:
-            xp = data.x_ref
-        sub = rng.permutation(len(data.y_ref))[: int(settings["prior_size"])]
-        prior = fp(_subset(xp, sub), data.y_ref[sub], data.x_target)
+            xp, yp = data.x_ref, data.y_ref
+        sub = rng.permutation(len(yp))[: int(settings["prior_size"])]
+        prior = fp(_subset(xp, sub), yp[sub], data.x_target)
         prior = np.clip(prior, 1e-6, None)
         prior /= prior.sum(axis=1, keepdims=True)
         rel = L.lp_1st(y, epsilon, k, rng, prior=prior)
