@@ -8,8 +8,11 @@ tie-break of Snakemake's scheduler, whose objective is only "use the cores") as 
 threads fit. With the log's own settings the replay lands within seconds of the real run (it
 checks that and prints both); ``--threads1 rule,rule`` replays those rules' multi-threaded jobs
 on one thread, with their one-thread duration taken as ``--cpu rule=seconds`` (default: the
-job's CPU time from its ``benchmarks/`` TSV, i.e. all threads' work done by one — a ceiling,
-since threads add overhead), ``--speed rule=factor`` divides a rule's durations (``--scale``
+job's wall time × its threads, all its cores' time done by one — a ceiling; with
+``--benchmarks`` the larger of that and the ``cpu_time`` of its ``benchmarks/`` TSV. Snakemake's
+``cpu_time`` samples the process tree and can miss most of it — 15.2 s reported for an
+``audit_knn`` job whose own ``os.times`` read 38.4 s at 100 % of a core — so it is never the
+estimate alone), ``--speed rule=factor`` divides a rule's durations (``--scale``
 all of them: ``--scale 0.5`` replays the log as a 2× slower machine would run it, issue 35), and
 ``--priority rule=N`` starts that rule's ready jobs before the others (Snakemake's
 ``priority:``; higher first, then the real start order).
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("log", help="snakemake output of the run (bench-default-logs/whole.log)")
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--benchmarks", default=None, help="the run's benchmarks/ folder (CPU seconds of --threads1 jobs)")
+    ap.add_argument("--benchmarks", default=None, help="the run's benchmarks/ folder (cpu_time of --threads1 jobs, taken only above wall x threads: it undercounts)")
     ap.add_argument("--threads1", default="", help="comma-separated rules replayed on one thread")
     ap.add_argument("--cpu", default="", help="rule=seconds: one-thread duration of a --threads1 rule's jobs (overrides the TSV)")
     ap.add_argument("--speed", default="", help="rule=factor: divide the rule's durations (a measured speed-up)")
@@ -198,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds, threads, changed = dict(base_seconds), dict(base_threads), []
     for j, job in jobs.items():
         if job.rule in one and job.threads > 1:
-            single = (cpu.get(job.rule) or benchmark_cpu(job, root) or job.seconds * job.threads) / args.scale
+            single = (cpu.get(job.rule) or max(benchmark_cpu(job, root) or 0.0, job.seconds * job.threads)) / args.scale
             changed.append(f"{job.rule} ({base_seconds[j]:.0f} s on {job.threads} → {single:.0f} s on 1)")
             seconds[j], threads[j] = single, 1
         if job.rule in speed:

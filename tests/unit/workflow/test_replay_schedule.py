@@ -75,6 +75,22 @@ def test_main_prints_both_makespans(tmp_path, capsys):
     assert "replayed scenario: 36 s" in out  # 16 + 30 / 2 + 5
 
 
+def test_one_thread_default_is_the_wall_times_threads_ceiling_not_an_undercounted_tsv(tmp_path, capsys):
+    """Snakemake's benchmark ``cpu_time`` can miss most of a job's CPU (issue 35): below the wall ×
+    threads ceiling it is not used; above it (a job that used more cores than it declared) it is."""
+    log = tmp_path / "whole.log"
+    log.write_text(LOG)
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    (bench / "prep.tsv").write_text(head + "10.0\t0:00:10\t1\t1\t1\t1\t0\t0\t40\t8.0\n")
+    rs.main([str(log), "--benchmarks", str(bench), "--threads1", "prep"])
+    assert "prep (10 s on 2 → 20 s on 1)" in capsys.readouterr().out  # max(8, 10 × 2)
+    (bench / "prep.tsv").write_text(head + "10.0\t0:00:10\t1\t1\t1\t1\t0\t0\t240\t24.0\n")
+    rs.main([str(log), "--benchmarks", str(bench), "--threads1", "prep"])
+    assert "prep (10 s on 2 → 24 s on 1)" in capsys.readouterr().out
+
+
 def test_priority_and_scale():
     """Issue 35: ``priority`` (Snakemake's ``priority:``) reorders the ready jobs; ``--scale`` divides every duration."""
     jobs = rs.parse_log(LOG)
