@@ -219,11 +219,11 @@ def load_labeldp_dataset(name: str, settings: dict, rng: np.random.Generator) ->
         # (:func:`optdigits_in_mnist_frame`) — as the paper's out-of-domain prior is a model
         # trained elsewhere. Mirrored digits are no digits: that prior left LP-1ST at 50 % at
         # ε = 1 (paper 87.9 %); transposed digits gave 27 %.
-        noise = rng.normal(0, 0.15, size=x_ref.shape).astype(np.float32)  # drawn for either (the same stream after it)
         if images == "mnist":
             x_ood, y_ood = optdigits_in_mnist_frame()
             x_ood = flat(x_ood)
         else:
+            noise = rng.normal(0, 0.15, size=x_ref.shape).astype(np.float32)
             x_ood, y_ood = np.clip(flat(xtr[ref][..., ::-1]) + noise, 0, 1), None
         pca = PCA(n_components=int(settings["pca_dim"]), random_state=0).fit(np.concatenate([x_ref, x_tgt]))
         scale = math.sqrt(pca.explained_variance_[0])
