@@ -55,10 +55,12 @@ import numpy as np
 from .._unique_rows import unique_rows
 from .._validation import as_orders, check_positive_int, check_probability, check_sigma
 from ..montecarlo import model_noisy_argmax_counts
+from ..noisy_argmax import class_probabilities
 from .bounds import dp_epsilon_lower_bound, two_cut_lower_bound
 
 __all__ = [
     "TranscriptAudit",
+    "answer_total_variation",
     "rao_blackwell_transcript_audit",
     "sample_transcript_counts",
     "score_bin_edges",
@@ -68,6 +70,27 @@ __all__ = [
 
 #: Normal draws per chunk of :func:`sample_transcript_counts` (bounded memory: 8 bytes each).
 _CHUNK_ELEMENTS = 4_000_000
+#: How :func:`sample_transcript_counts` draws the answers of a histogram.
+_ANSWERS = ("simulated", "quadrature")
+
+
+def answer_total_variation(num_classes: int, num_repeats: int, cache_answers: bool = False, answers: str = "quadrature") -> float:
+    """Certified total variation between the counts law of :func:`sample_transcript_counts` and the
+    exact one, per transcript, for ``answers="quadrature"``: ``n·τ_q`` without the cache (numpy's
+    multinomial sampler counted as exact, as the vote models count its binomials), ``τ_q +
+    (C + 1)·2^-53`` with it (one inverse-CDF draw of a float64 uniform on a float64 CDF, as
+    :meth:`ppaudit.vote_models.NeighbouringVoteModel.sampler_total_variation` counts its single
+    voters), with ``τ_q`` = :func:`ppaudit.quadrature_bound.quadrature_error_bound`'s total
+    variation of Eq. (4) for ``C`` classes; 0 for ``"simulated"`` (the mechanism itself).
+    """
+    if answers not in _ANSWERS:
+        raise ValueError(f"answers must be one of {_ANSWERS}, got {answers!r}")
+    if answers == "simulated" or num_classes <= 1:
+        return 0.0
+    from ..quadrature_bound import quadrature_error_bound
+
+    tau = float(quadrature_error_bound(int(num_classes)).total_variation)
+    return tau + (num_classes + 1) * 2.0**-53 if cache_answers else int(num_repeats) * tau
 
 
 def sample_transcript_counts(
@@ -78,15 +101,27 @@ def sample_transcript_counts(
     trials: int,
     rng: np.random.Generator,
     cache_answers: bool = False,
+    answers: str = "simulated",
 ) -> np.ndarray:
     """Answer counts of ``trials`` transcripts of one query asked ``num_repeats`` times.
 
     One transcript is one training-phase instantiation: its histogram ``H ~ model`` is drawn
     once (the teachers are fixed while the adversary repeats its query — Chadha et al. 2024,
     §5.1) and the ``n`` answers are Gaussian noisy argmaxes of that ``H`` with fresh noise
-    each (no cache), or the first answer repeated (cache, Wang et al. 2022 §5). The noise is
-    simulated (the mechanism itself, no quadrature). The counts vector is a sufficient
-    statistic of an exchangeable transcript.
+    each (no cache), or the first answer repeated (cache, Wang et al. 2022 §5). The counts
+    vector is a sufficient statistic of an exchangeable transcript.
+
+    Two ways to draw the answers of one histogram ``H`` (the same law):
+
+    * ``answers="simulated"``: the mechanism itself, ``argmax(H + σZ)`` with ``n`` fresh
+      normal vectors (``n·C`` normals per transcript; no quadrature).
+    * ``answers="quadrature"``: given ``H`` the ``n`` answers are i.i.d. with the law
+      ``p(H)`` of Eq. (4) (:func:`ppaudit.noisy_argmax.class_probabilities`, once per distinct
+      histogram of a chunk), so their counts are ``Multinomial(n, p(H))`` (one categorical
+      draw with the cache). ``C`` binomials instead of ``n·C`` normals. Each answer's law is
+      within the certified total variation ``τ_q`` of Eq. (4)
+      (:func:`answer_total_variation`), a transcript's counts within ``n·τ_q`` (``τ_q``
+      cached); :func:`transcript_audit` charges it to its effective confidence.
 
     Args:
         model: ``model(rng, m) -> (m, C)`` histogram sampler (e.g.
@@ -97,18 +132,38 @@ def sample_transcript_counts(
         trials: ``T ≥ 1`` transcripts.
         rng: generator.
         cache_answers: answer caching on/off.
+        answers: ``"simulated"`` or ``"quadrature"`` (above).
 
     Returns:
         ``(trials, C)`` int64 answer counts; every row sums to ``n``.
 
     Raises:
-        ValueError: on ``num_repeats < 1``, ``trials < 1``, ``C < 1`` or ``sigma <= 0``.
+        ValueError: on ``num_repeats < 1``, ``trials < 1``, ``C < 1``, ``sigma <= 0`` or an
+            unknown ``answers``.
     """
     c = check_positive_int(num_classes, "num_classes")
     n = check_positive_int(num_repeats, "num_repeats")
     t = check_positive_int(trials, "trials")
     s = check_sigma(sigma)
+    if answers not in _ANSWERS:
+        raise ValueError(f"answers must be one of {_ANSWERS}, got {answers!r}")
     out = np.zeros((t, c), dtype=np.int64)
+    if answers == "quadrature":
+        rows = max(1, _CHUNK_ELEMENTS // (4 * c))
+        for a in range(0, t, rows):
+            b = min(t, a + rows)
+            h = np.asarray(model(rng, b - a), dtype=np.float64)
+            if h.shape != (b - a, c):
+                raise ValueError(f"the histogram model returned shape {h.shape}, expected {(b - a, c)}")
+            uniq, inv = unique_rows(h)  # transcripts share few histograms: Eq. (4) once per distinct one
+            p = class_probabilities(uniq, s)[inv.reshape(-1)]
+            if cache_answers:  # one answer (inverse CDF of a uniform), repeated n times
+                u = rng.random(b - a)
+                first = np.minimum((np.cumsum(p, axis=1) <= u[:, None]).sum(axis=1), c - 1)
+                out[np.arange(a, b), first] = n
+            else:
+                out[a:b] = rng.multinomial(n, p)
+        return out
     per_row = c if cache_answers else n * c
     rows = max(1, _CHUNK_ELEMENTS // per_row)
     for a in range(0, t, rows):
@@ -298,6 +353,7 @@ def transcript_audit(
     pilot_fraction: float = 0.2,
     selection: str = "split",
     max_support: int = 50_000,
+    answers: str = "auto",
 ) -> TranscriptAudit:
     """Audit the whole transcript of ``n`` repeated answers (module docstring; Chadha et al. 2024 §4.2, App. B, Eq. (1)).
 
@@ -323,6 +379,12 @@ def transcript_audit(
             for a pilot statistic) as a fraction of ``trials`` (at least 1000).
         selection: output-set search of the 2-cut (``"split"`` or ``"bonferroni"``).
         max_support: enumeration budget of the exact statistic.
+        answers: how a vote model's transcripts draw their answers
+            (:func:`sample_transcript_counts`): ``"quadrature"`` (``Multinomial(n, p(H))`` with
+            Eq. (4)'s law, its certified error charged to ``effective_confidence``),
+            ``"simulated"`` (the noise itself: ``n·C`` normals per transcript) or ``"auto"``
+            (default: quadrature for ``n ≥ 2`` answers without the cache, else simulated — the
+            cheaper of the two). A transcript source draws its own.
 
     Returns:
         A :class:`TranscriptAudit`.
@@ -351,9 +413,12 @@ def transcript_audit(
     else:
         # one histogram per transcript and side, each within τ of its exact law
         tv = float(model.sampler_total_variation("S") + model.sampler_total_variation("S_prime")) if hasattr(model, "sampler_total_variation") else 0.0
+        if answers == "auto":
+            answers = "quadrature" if n >= 2 and not cache_answers else "simulated"
+        tv += 2.0 * answer_total_variation(c, n, cache_answers, answers)  # both sides' answers
         stat, kind = transcript_statistic(model, s, n, g_pilot, cache_answers, statistic, pilot, max_support=max_support,
                                           evaluations=2 * (t + pilot))
-        draw = lambda which, m, g: sample_transcript_counts(model.sampler(which), c, s, n, m, g, cache_answers)
+        draw = lambda which, m, g: sample_transcript_counts(model.sampler(which), c, s, n, m, g, cache_answers, answers)
     pilot_scores = np.concatenate([stat(draw(w, pilot, g_bins)) for w in ("S", "S_prime")])
     edges = score_bin_edges(pilot_scores, num_bins)
     counts = [

@@ -50,7 +50,8 @@ def test_fixed_pair_exact_counts_discount_the_quadrature_error():
 
 def test_transcript_audits_charge_their_samplers_certified_distance():
     """The sampled transcript audit draws T histograms per side from the inverse-CDF tables, each
-    within τ of its exact law: ``effective_confidence = confidence − T·(τ_S + τ_S')``; the
+    within τ of its exact law: ``effective_confidence = confidence − T·(τ_S + τ_S')`` (− T·2n·τ_q
+    more when the answers come from Eq. (4)'s law, the default); the
     Rao–Blackwellised one draws M bases: ``confidence − M·τ_B`` (τ_B of the base alone)."""
     from ppaudit.audit import rao_blackwell_transcript_audit, transcript_audit
 
@@ -58,10 +59,15 @@ def test_transcript_audits_charge_their_samplers_certified_distance():
     tau = model.sampler_total_variation("S") + model.sampler_total_variation("S_prime")
     tau_b = model.base_total_variation()
     assert 0.0 < tau < 1e-10 and 0.0 < tau_b < 1e-10
-    ta = transcript_audit(model, 2.0, 2, 4000, ORDERS, 0.95, rng=1)
+    ta = transcript_audit(model, 2.0, 2, 4000, ORDERS, 0.95, rng=1, answers="simulated")
     assert ta.confidence == 0.95
     np.testing.assert_allclose(ta.effective_confidence, 0.95 - 4000 * tau, rtol=0, atol=1e-15)
     assert ta.effective_confidence < 0.95
+    # the default draws the answers from Eq. (4)'s law: its certified error per answer and side too
+    from ppaudit.audit import answer_total_variation
+
+    tq = transcript_audit(model, 2.0, 2, 4000, ORDERS, 0.95, rng=1)
+    np.testing.assert_allclose(tq.effective_confidence, 0.95 - 4000 * (tau + 2 * answer_total_variation(3, 2)), rtol=0, atol=1e-15)
     rb = rao_blackwell_transcript_audit(model, 2.0, 2, 500, ORDERS, 0.95, rng=1)
     np.testing.assert_allclose(rb.effective_confidence, 0.95 - 500 * tau_b, rtol=0, atol=1e-15)
 

@@ -12,9 +12,11 @@ from ppaudit.audit import (
     two_cut_lower_bound,
 )
 from ppaudit.vote_models import (
+    count_vectors,
     enumerate_output_distributions,
     pate_vote_model,
     repeated_query_analysis,
+    transcript_law,
 )
 
 
@@ -84,3 +86,51 @@ def test_bad_inputs():
         score_bin_edges([1.0, 2.0], 1)
     with pytest.raises(ValueError, match="sigma"):
         sample_transcript_counts(model.sampler("S"), 2, 0.0, 3, 10, np.random.default_rng(0))
+
+
+def _transcript_gof(counts: np.ndarray, law, n: int, c: int) -> float:
+    """Chi-square p-value of sampled transcript counts against the exact law of the S side."""
+    from scipy.stats import chisquare
+
+    vecs = count_vectors(n, c)
+    p = np.exp(law.log_likelihoods(vecs)[:, 0])
+    radix = (n + 1) ** np.arange(c)
+    index = {int(v @ radix): i for i, v in enumerate(vecs)}
+    obs = np.bincount([index[int(k)] for k in counts @ radix], minlength=len(vecs))
+    return float(chisquare(obs, p / p.sum() * obs.sum()).pvalue)
+
+
+@pytest.mark.parametrize("answers", ["simulated", "quadrature"])
+def test_both_answer_samplers_draw_the_exact_transcript_law(answers):
+    """The counts of n answers on a shared histogram follow the exact transcript law (TranscriptLaw:
+    the mixture over histograms of Multinomial(n, p(H))), whether the noise is simulated or the answers
+    drawn from Eq. (4)'s law; a planted bug (the quadrature at a wrong σ) is rejected."""
+    model = pate_vote_model([0.6, 0.3, 0.1], [0.1, 0.3, 0.6], 5)
+    sigma, n = 1.5, 4
+    law = transcript_law(model, sigma, n)
+    pvals = [_transcript_gof(sample_transcript_counts(model.sampler("S"), 3, sigma, n, 20000, np.random.default_rng(s),
+                                                      answers=answers), law, n, 3) for s in range(5)]
+    assert min(pvals) > 1e-4, pvals  # 5 seeded runs of a sound sampler: P[min < 1e-4] < 5e-4
+    bug = sample_transcript_counts(model.sampler("S"), 3, 1.2, n, 20000, np.random.default_rng(0), answers=answers)
+    assert _transcript_gof(bug, law, n, 3) < 1e-6
+    cached = sample_transcript_counts(model.sampler("S"), 3, sigma, n, 20000, np.random.default_rng(1), cache_answers=True, answers=answers)
+    assert np.all(cached.sum(1) == n) and np.all((cached > 0).sum(1) == 1)
+    assert_allclose(cached.sum(0) / cached.sum(), enumerate_output_distributions(model, sigma).p, atol=0.012)
+
+
+def test_quadrature_answers_charge_their_certified_error():
+    """The quadrature sampler's certified error (n·τ_q per transcript and side) is charged to the
+    effective confidence; the simulated noise charges nothing."""
+    from ppaudit.audit import answer_total_variation
+    from ppaudit.quadrature_bound import quadrature_error_bound
+
+    tau = quadrature_error_bound(2).total_variation
+    assert answer_total_variation(2, 6) == 6 * tau and answer_total_variation(2, 6, answers="simulated") == 0.0
+    assert tau < answer_total_variation(2, 6, cache_answers=True) < 2 * tau
+    model = pate_vote_model([0.6, 0.4], [0.1, 0.9], 4)
+    quad = transcript_audit(model, 1.0, 6, 2000, [2.0], rng=3)
+    sim = transcript_audit(model, 1.0, 6, 2000, [2.0], rng=3, answers="simulated")
+    # both charge the histogram samplers' distance; the quadrature also its answers' (both sides)
+    assert_allclose(sim.effective_confidence - quad.effective_confidence, 2000 * 2 * 6 * tau, rtol=1e-6)
+    with pytest.raises(ValueError, match="answers"):
+        sample_transcript_counts(model.sampler("S"), 2, 1.0, 3, 10, np.random.default_rng(0), answers="exact")

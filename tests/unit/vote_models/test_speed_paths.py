@@ -118,8 +118,9 @@ def test_logsumexp_drop_in_is_scipys():
 
 def test_unique_rows_is_numpy_unique_over_rows():
     """ppaudit._unique_rows.unique_rows: the distinct rows, their order and the inverse of
-    ``np.unique(x, axis=0, return_inverse=True)`` — integer and float counts on the key path,
-    negative, fractional and overflowing rows on numpy's own."""
+    ``np.unique(x, axis=0, return_inverse=True)`` — integer and float counts on the key path
+    (one key, or several lexsorted column-group keys for wide rows), negative, fractional and
+    overflowing rows on numpy's own."""
     from ppaudit._unique_rows import unique_rows
 
     rng = np.random.default_rng(8)
@@ -127,7 +128,11 @@ def test_unique_rows_is_numpy_unique_over_rows():
     for c, n in ((1, 5), (3, 20), (10, 40), (10, 250), (12, 5000)):
         x = rng.multinomial(n, rng.dirichlet(np.ones(c)), size=800)
         cases += [x, x.astype(np.float64), x - 1]
-    cases += [rng.random((50, 3)).round(1) * 4, np.array([[2**40, 1], [3, 2**40]]), np.zeros((0, 3), dtype=np.int64)]
+    # wide rows (several column-group keys, lexsorted): many repeats and ties on the first group
+    wide = rng.integers(0, 3, size=(3000, 40)) * rng.integers(0, 2, size=(3000, 1))
+    cases += [wide, wide[:, ::-1].copy(), rng.multinomial(250, np.ones(10) / 10, size=5000)]
+    cases += [rng.random((50, 3)).round(1) * 4, np.array([[2**40, 1], [3, 2**40]]), np.array([[2**62, 1], [3, 2**62]]),
+              np.zeros((0, 3), dtype=np.int64)]
     for x in cases:
         want_u, want_i = np.unique(x, axis=0, return_inverse=True)
         got_u, got_i = unique_rows(x)
