@@ -11,7 +11,10 @@ one histogram, so they are not independent and the composed number can exceed a 
 1. ``T`` transcripts per side; each draws one histogram from the vote model and ``n`` noisy
    answers of it with fresh Gaussian noise (or, with the answer cache of Wang et al. 2022
    §5, the first answer repeated). The answer-count vector is kept (a sufficient statistic
-   of the exchangeable transcript): :func:`sample_transcript_counts`.
+   of the exchangeable transcript): :func:`sample_transcript_counts`, which draws the ``n``
+   answers either by simulating the noise or, the same law at ``C`` binomials instead of
+   ``n·C`` normals, as ``Multinomial(n, p(H))`` with Eq. (4)'s law ``p(H)`` (its certified
+   error charged to the effective confidence; ``answers`` of :func:`transcript_audit`).
 2. A scalar statistic of the counts: the transcript's exact log-likelihood ratio
    ``log L_S(N) − log L_S'(N)`` under the fitted model (:class:`ppaudit.vote_models.TranscriptLaw`)
    where the model's base can be enumerated (``statistic="exact"``), else the
