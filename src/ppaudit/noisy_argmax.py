@@ -39,6 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from ._logsumexp import logsumexp_rows
 from ._validation import as_histograms, check_sigma
 from .quadrature_bound import SATURATION as _SATURATION
 from .quadrature_bound import (
@@ -279,14 +280,14 @@ def _log_probability_centred(h: np.ndarray, rows: np.ndarray, cols: np.ndarray, 
     of the mass, relative to the class's own probability.
     """
     c = h.shape[1]
-    e = (h[rows, cols][:, None] - h[rows]) / sigma  # (K, C)
+    gaps = h[rows, cols][:, None] - h[rows]  # (K, C)
+    e = gaps / sigma
     own = np.zeros_like(e, dtype=bool)
     own[np.arange(rows.size), cols] = True
     mode = _mode(e, own)
     step = _log_step(c)
     half = _LOG_HALF_WIDTH + 1.0
     if np.all(h == np.round(h)):
-        gaps = h[rows, cols][:, None] - h[rows]
         out = _log_probability_lattice(gaps.astype(np.int64), own, mode, sigma, step, half)
         if out is not None:
             return out
@@ -354,8 +355,7 @@ def _log_probability_lattice(gaps: np.ndarray, own: np.ndarray, mode: np.ndarray
         idx[np.broadcast_to(own[sl, None, :], idx.shape)] = size
         z = base * delta
         vals = table[idx].sum(axis=2) - 0.5 * z * z - _LOG_SQRT_2PI + logw
-        m = vals.max(axis=1, keepdims=True)
-        out[sl] = m[:, 0] + np.log(np.exp(vals - m).sum(axis=1))
+        out[sl] = logsumexp_rows(vals, overwrite=True)
     return out
 
 

@@ -401,6 +401,8 @@ def transcript_audit(
     a = as_orders(orders)
     conf = check_probability(confidence, "confidence")
     frac = check_probability(pilot_fraction, "pilot_fraction")
+    if answers != "auto" and answers not in _ANSWERS:
+        raise ValueError(f"answers must be 'auto' or one of {_ANSWERS}, got {answers!r}")
     if delta is not None and not (0.0 <= float(delta) < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
