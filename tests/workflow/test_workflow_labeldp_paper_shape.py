@@ -2,7 +2,7 @@
 an override that changes only sizes and the machine (cuda → cpu) runs the observational paper's
 Table 1 and Malek et al.'s Tables 5–6 on CIFAR-10 — the real downloader fetching a real-format
 ``cifar-10-python.tar.gz`` from 127.0.0.1 with its pinned checksum, the paper's WRN-16-4 trained
-on (soft) labels for every mechanism (LP-1ST with in-domain and out-of-domain priors, ALIBI
+on (soft) labels for every mechanism (LP-1ST with the uniform and the out-of-domain prior, ALIBI
 with its iterative prior, PATE-FM's Confident-GNMax teachers and FixMatch student) and for the
 memorisation games. Beside the sizes of tests/workflow/test_workflow_paper_shape.py's override (so both
 runs of paper.yaml are checked by one key rule)."""
@@ -63,7 +63,7 @@ def test_override_changes_only_sizes_and_the_device():
     assert paper["labeldp"]["datasets"]["tabular"]["source"] == "download"  # Criteo, Day 0 / Day 1
     image = paper["labeldp"]["datasets"]["image"]
     assert image["source"] == "download" and image["model"]["arch"] == "wrn16-4" and image["model"]["device"] == "cuda"
-    assert image["algorithms"] == ["lp_1st_prior", "lp_1st_ood", "pate", "alibi"] and paper["labeldp"]["malek"]["model"] is None
+    assert image["algorithms"] == ["lp_1st", "lp_1st_ood", "pate", "alibi"] and paper["labeldp"]["malek"]["model"] is None
 
 
 @pytest.fixture(scope="module")

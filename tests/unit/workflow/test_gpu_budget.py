@@ -68,10 +68,10 @@ def test_paper_audits_prompts_features_and_labeldp(paper_config):
     assert work["roberta-large inputs"].amount == 67349 + 127600
     # n_Q (k + 2 + 3 NatQ rows + C All-same rows), C = 2, 4, 14, 6
     assert work["mistral-7b prompts"].amount == sum(200 * (200 + 2 + 3 + c) for c in (2, 4, 14, 6))
-    # 25,000 images × 100 epochs: reference + 3 ε × (LP-1ST prior, LP-1ST OOD, ALIBI, PATE-FM teachers) + 3 levels × 12 games,
-    # + 2 finite ε × 2 priors of 1,000 images, + 3 FixMatch students of 5,000 steps × 64 × (1 + 2·7)
+    # 25,000 images × 100 epochs: reference + 3 ε × (LP-1ST, LP-1ST OOD, ALIBI, PATE-FM teachers) + 3 levels × 12 games,
+    # + 2 finite ε × 1 prior model (LP-1ST OOD's) of 1,000 images, + 3 FixMatch students of 5,000 steps × 64 × (1 + 2·7)
     full = 25000 * 100
-    assert work["image passes"].amount == full * (1 + 3 * 4 + 3 * 12) + 2 * 2 * 1000 * 100 + 3 * 5000 * 64 * 15
+    assert work["image passes"].amount == full * (1 + 3 * 4 + 3 * 12) + 2 * 1 * 1000 * 100 + 3 * 5000 * 64 * 15
 
 
 def test_only_cuda_groups_count_by_default():
