@@ -4,6 +4,14 @@
 # PromptPATE panel of Figs. 3/4, Figs. 17–24 (rule plot_chadha_appendix, pate_capc.smk) and
 # the PromptPATE findings.
 # Paths, constants and helpers: the PromptPATE section of workflow/rules/common.smk.
+#
+# Priority: assemble_gguf → convert_llm → prompt_teachers is the longest chain of one-core jobs
+# of the default (about 240 s of the run's 730 s of work per core on 2 cores). Started when the
+# run starts, it runs beside the rest; started late, it ends the run with one core idle.
+# Measured (bench/replay_schedule.py on a 2026-11-29 `make run` log whose scheduler started
+# assemble_gguf at 355 s): 788 s as it ran, 738 s with this priority, against a bound of 730 s
+# (all job-seconds over 2 cores); 1576 → 1475 s on a 2× slower machine (--scale 0.5).
+PROMPT_CHAIN_PRIORITY = 10
 
 
 rule assemble_gguf:
@@ -11,6 +19,7 @@ rule assemble_gguf:
         gguf=PROMPTPATE_GGUF,
     log:
         "logs/assemble_gguf/gemma3-270m.log",
+    priority: PROMPT_CHAIN_PRIORITY
     resources:
         mem_mb=2000,
         runtime=10,
@@ -30,6 +39,7 @@ rule convert_llm:
     benchmark:
         "benchmarks/convert_llm/gemma3-270m.tsv"
     threads: 1  # parsing the GGUF is one Python thread: a second reserved core would idle
+    priority: PROMPT_CHAIN_PRIORITY
     resources:
         mem_mb=6000,
         runtime=30,
@@ -63,6 +73,7 @@ rule prompt_teachers:
     benchmark:
         "benchmarks/prompt_teachers/{dataset}/{model}/seed{seed}.tsv"
     threads: get_config(*PROMPTPATE, "threads")
+    priority: PROMPT_CHAIN_PRIORITY
     resources:
         mem_mb=6000,
         runtime=240,
