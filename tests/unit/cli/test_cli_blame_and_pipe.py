@@ -104,24 +104,26 @@ def test_audit_mechanism_has_the_same_checks():
 def test_bad_claim_is_bad_input_also_under_python_m(mechdir):
     """``python -m ppaudit.cli``: the UsageError of the search command was an "internal error" there when
     ``ppaudit.cli`` was one module run as ``__main__``; the value is echoed as given (was ``'-1.0, None'``)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run([sys.executable, "-m", "ppaudit.cli", "search", "blame_mechs:rr_bug", "--neighbours",
-                           "count-vectors", "--length", "1", "--claim-dp", "-1"], cwd=mechdir, env=env,
+                           "count-vectors", "--length", "1", "--claim-dp", "-1"], cwd=mechdir, env=_cli_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "ppaudit search: error: --claim-dp -1: epsilon must be a finite number >= 0, got -1.0"
 
 
+def _cli_env() -> dict:
+    """This interpreter's import path for a ``python -m ppaudit.cli`` child."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+
+
 def _json_of(args, cwd: Path) -> bytes:
     """ppaudit's whole standard output for ARGS (read to the end)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    return subprocess.run([sys.executable, "-m", "ppaudit.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=120).stdout
+    return subprocess.run([sys.executable, "-m", "ppaudit.cli", *args], cwd=cwd, env=_cli_env(), capture_output=True, timeout=120).stdout
 
 
 def _ppaudit_pipe(args, cwd: Path) -> int:
     """Run ``ppaudit ARGS | head -c 1`` with real pipes; return ppaudit's exit status."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-m", "ppaudit.cli", *args], cwd=cwd, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "ppaudit.cli", *args], cwd=cwd, env=_cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.read(1)
     proc.stdout.close()  # the reader goes away, as `head -1` does, before most of the output is written
