@@ -201,3 +201,25 @@ def test_cuda_blocks_are_trained_by_one_process_whatever_n_jobs(monkeypatch):
     out = train_teachers("mlp", x, y, xq, jobs, 4, params={"epochs": 1, "batch_teachers": 2, "device": "cuda"}, n_jobs=4)
     assert out.shape == (5, 5)
     assert calls == [(os.getpid(), 2, "cuda"), (os.getpid(), 2, "cuda"), (os.getpid(), 1, "cuda")]
+
+
+def test_deterministic_switch_does_not_load_the_compiler():
+    """The switch sets the kernels' flag without importing torch._inductor (1.5 s per job), in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from ppaudit.models.determinism import deterministic_torch\n"
+        "with deterministic_torch(True):\n"
+        "    assert torch.are_deterministic_algorithms_enabled()\n"
+        "    assert not torch.is_deterministic_algorithms_warn_only_enabled()\n"
+        "assert not torch.are_deterministic_algorithms_enabled()\n"
+        "print('torch._inductor' in sys.modules)\n"
+        "import torch._inductor.config as ic\n"  # once the compiler is loaded, it is told too
+        "with deterministic_torch(True):\n"
+        "    assert torch.are_deterministic_algorithms_enabled() and ic.deterministic\n"
+        "assert not ic.deterministic\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
