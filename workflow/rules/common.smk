@@ -741,9 +741,9 @@ def get_malek_runs(wildcards):
     files = []
     for level in m["levels"].values():
         files.append(malek_run_file("alibi", eps_name(level["alibi"]), "n1000"))
-        if wildcards.malektable == "malek_table5":
-            files += [malek_run_file("alibi", eps_name(level["alibi"]), f"g{i}") for i in range(m["games"])]
-        else:
+        # Table 6 reads the small games too: the ALIBI rows quote their accuracy (malek_tables.malek_table)
+        files += [malek_run_file("alibi", eps_name(level["alibi"]), f"g{i}") for i in range(m["games"])]
+        if wildcards.malektable == "malek_table6":
             files.append(malek_run_file("agibi", eps_name(level["agibi"]), "n1000"))
     return files
 

@@ -100,6 +100,15 @@ def test_table6_algorithms_sigma_and_paper_accuracy():
     assert (t.loc[hit, "paper_accuracy"] == "84").all() and (t.loc[~hit, "paper_accuracy"] == "").all()
     assert (t["paper"] == "").all()  # no Table 6 intervals in NUMBERS
     assert "intervals_overlap" not in t
+    # ALIBI rows: the mean accuracy of the same ε's small games (0.6, 0.8), quoted in the measure; AGIBI has none.
+    assert t.loc[~agibi, "test_accuracy_small_games"].tolist() == pytest.approx([0.7] * 6)
+    assert t.loc[agibi, "test_accuracy_small_games"].isna().all()
+    assert t.loc[~agibi, "stand_in_measure"].str.endswith("; with 100 canaries per game (2 games, Table 5) the same MLP reaches 70.0 % test accuracy").all()
+    assert not t.loc[agibi, "stand_in_measure"].str.contains("per game").any()
+    # Without the small games the column is NaN and the measure says nothing of them.
+    runs = {k: v for k, v in _runs().items() if "_g" not in k}
+    t2 = malek_table(runs, "malek_table6", LEVELS, games=2, confidence=0.95)
+    assert t2["test_accuracy_small_games"].isna().all() and not t2["stand_in_measure"].str.contains("per game").any()
 
 
 def test_without_paper_numbers_and_errors():
