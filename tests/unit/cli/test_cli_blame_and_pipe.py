@@ -101,6 +101,11 @@ def test_audit_mechanism_has_the_same_checks():
     assert isinstance(info.value.__cause__, KeyError)
 
 
+def _cli_env() -> dict:
+    """This interpreter's import path for a ``python -m ppaudit.cli`` child."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+
+
 def test_bad_claim_is_bad_input_also_under_python_m(mechdir):
     """``python -m ppaudit.cli``: the UsageError of the search command was an "internal error" there when
     ``ppaudit.cli`` was one module run as ``__main__``; the value is echoed as given (was ``'-1.0, None'``)."""
@@ -109,11 +114,6 @@ def test_bad_claim_is_bad_input_also_under_python_m(mechdir):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "ppaudit search: error: --claim-dp -1: epsilon must be a finite number >= 0, got -1.0"
-
-
-def _cli_env() -> dict:
-    """This interpreter's import path for a ``python -m ppaudit.cli`` child."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
 
 
 def _json_of(args, cwd: Path) -> bytes:
