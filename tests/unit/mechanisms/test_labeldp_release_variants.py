@@ -224,21 +224,49 @@ def test_pca_augment_maps_flip_and_shift_the_images():
     assert_allclose(no_flip[1][1], shift[1])
 
 
-def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice():
-    """``images``: MNIST digits (the default's) or Fashion-MNIST, the FixMatch maps without / with the flip."""
+def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice(monkeypatch):
+    """``images``: MNIST digits (the default's) or Fashion-MNIST, the FixMatch maps without / with the flip;
+    LP-1ST's out-of-domain prior: on MNIST the prior of a model trained on other digits (only when
+    lp_1st_ood is among the algorithms), on Fashion-MNIST a view of the reference half."""
+    import ppaudit.experiments.labeldp.data as D
     from ppaudit.data import load_dataset
     from ppaudit.experiments.labeldp.data import load_labeldp_dataset
 
     settings = {"train_size": 200, "test_size": 50, "pca_dim": 8}
-    for images, maps, ood in (("mnist", 5, 1797), ("fashion-mnist", 6, 100)):
+    for images, maps in (("mnist", 5), ("fashion-mnist", 6)):
         data = load_labeldp_dataset("image", dict(settings, images=images), np.random.default_rng(0))
-        assert data.x_target.shape == (100, 8) and data.x_ref_ood.shape == (ood, 8) and len(data.augment_maps) == maps
-        # MNIST's out-of-domain set is UCI's optical digits with their own labels; Fashion-MNIST's a view of the reference half
-        assert (data.y_ref_ood is None) == (images == "fashion-mnist")
+        assert data.x_target.shape == (100, 8) and len(data.augment_maps) == maps and data.y_ref_ood is None
+        assert data.ood_prior is None and (data.x_ref_ood is None) == (images == "mnist")
+        if images == "fashion-mnist":
+            assert data.x_ref_ood.shape == (100, 8)
         ytr = load_dataset(images, source="packaged")[1]
         assert set(np.unique(data.y_ref)) <= set(np.unique(ytr))
+    monkeypatch.setattr(D, "OOD_PRIOR_PER_GLYPH", 2)
+    with_ood = load_labeldp_dataset("image", dict(settings, images="mnist", algorithms=["lp_1st", "lp_1st_ood"]), np.random.default_rng(0))
+    assert with_ood.ood_prior.shape == (100, 10) and np.allclose(with_ood.ood_prior.sum(axis=1), 1.0)
+    # the prior is drawn after the split: the halves and features are those of the load without it
+    assert with_ood.x_target.tobytes() == load_labeldp_dataset("image", dict(settings, images="mnist"), np.random.default_rng(0)).x_target.tobytes()
     with pytest.raises(ValueError, match="unknown packaged images 'cifar'"):
         load_labeldp_dataset("image", dict(settings, images="cifar"), np.random.default_rng(0))
+
+
+def test_lp_1st_ood_takes_the_dataset_s_out_of_domain_prior():
+    """With ``ood_prior`` set (MNIST), LP-1ST's out-of-domain release is RRWithPrior on it: a
+    one-hot prior on the true labels gives k* = 1 and every label right, at any ε; the Malek
+    game's prefix of the target half keeps the matching rows. Without a prior or a view: an error."""
+    from dataclasses import replace
+
+    from dataset_fixtures import toy_labeldp_data
+    from ppaudit.experiments.labeldp.memorization import game_data
+    from ppaudit.experiments.labeldp.release import release_labels
+
+    data = toy_labeldp_data()
+    onehot = np.eye(data.num_classes)[data.y_target]
+    _, labels, eps, info = release_labels(replace(data, ood_prior=onehot), "lp_1st_ood", 1.0, {"model": {}}, np.random.default_rng(0))
+    assert np.array_equal(labels, data.y_target) and eps == 1.0 and info["mean_k_star"] == 1.0
+    assert np.array_equal(game_data(replace(data, ood_prior=onehot), 40).ood_prior, onehot[:40])
+    with pytest.raises(ValueError, match="lp_1st_ood needs an out-of-domain view or prior"):
+        release_labels(data, "lp_1st_ood", 1.0, {"model": {}}, np.random.default_rng(0))
 
 
 def test_optdigits_in_mnist_frame_are_digits_an_mnist_prior_model_recognises():

@@ -78,7 +78,7 @@ def game_data(data: LabelDPData, train_size: int | None) -> LabelDPData:
     n = int(train_size)
     if not 20 <= n <= len(data.y_target):
         raise ValueError(f"labeldp.malek.train_size must lie in [20, {len(data.y_target)}] (the image target half), got {train_size!r}")
-    return replace(data, x_target=data.x_target[:n], y_target=data.y_target[:n])
+    return replace(data, x_target=data.x_target[:n], y_target=data.y_target[:n], ood_prior=None if data.ood_prior is None else data.ood_prior[:n])
 
 
 def run_memorization_games(data: LabelDPData, runs: Sequence[tuple], settings: dict, seed: int, blocks: int = 1,

@@ -11,9 +11,9 @@ Mechanisms (``algo``): ``lp_1st`` (RRWithPrior, uniform prior = plain RR), ``lp_
 (LP-1ST with noise correction: the same RR release, the trained model's predictions mapped
 back through the inverse RR channel, :func:`ppaudit.mechanisms.labeldp.rr_noise_correction`),
 ``lp_1st_prior`` (in-domain prior: a model fitted on ``prior_size`` labelled points of the
-reference half), ``lp_1st_ood`` (out-of-domain prior: a model fitted on ``prior_size`` out-of-domain
-images — MNIST: UCI's optical digits in MNIST's frame; Fashion-MNIST and CIFAR-10:
-left-right-flipped, noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
+reference half), ``lp_1st_ood`` (out-of-domain prior — MNIST: the prior of a LeNet-5 trained on
+printed and optical digits only, ``LabelDPData.ood_prior``; Fashion-MNIST and CIFAR-10: a model
+fitted on ``prior_size`` left-right-flipped, noised images of the reference half — image data only), ``lp_2st``, ``alibi`` / ``agibi``
 (with ``alibi_prior: iterative`` — the ALIBI authors' default — the soft labels are
 recomputed at the start of every epoch with the model's current predictions as the prior;
 ``uniform``: one uniform-prior posterior; AGIBI's σ by ``agibi_calibration: rdp | analytic``),
@@ -181,14 +181,18 @@ def release_labels(data: LabelDPData, algo: str, epsilon: float, settings: dict,
         e = rel.epsilon
         return data.x_target, rel.labels, e, {"_correction": lambda probs: L.rr_noise_correction(probs, e, k), "procedure_note": "noise correction"}
     if algo in ("lp_1st_prior", "lp_1st_ood"):
-        if algo == "lp_1st_ood":
-            if data.x_ref_ood is None:
-                raise ValueError(f"lp_1st_ood needs an out-of-domain view, which the {data.name} dataset does not have")
-            xp, yp = data.x_ref_ood, (data.y_ref if data.y_ref_ood is None else data.y_ref_ood)
+        if algo == "lp_1st_ood" and data.ood_prior is not None:
+            prior = np.asarray(data.ood_prior, dtype=np.float64)  # a model trained elsewhere (MNIST)
         else:
-            xp, yp = data.x_ref, data.y_ref
-        sub = rng.permutation(len(yp))[: int(settings["prior_size"])]
-        prior = fp(_subset(xp, sub), yp[sub], data.x_target)
+            if algo == "lp_1st_ood":
+                if data.x_ref_ood is None:
+                    raise ValueError(f"lp_1st_ood needs an out-of-domain view or prior, which the {data.name} dataset was loaded without "
+                                     "(MNIST images: load them with lp_1st_ood among the settings' algorithms)")
+                xp, yp = data.x_ref_ood, (data.y_ref if data.y_ref_ood is None else data.y_ref_ood)
+            else:
+                xp, yp = data.x_ref, data.y_ref
+            sub = rng.permutation(len(yp))[: int(settings["prior_size"])]
+            prior = fp(_subset(xp, sub), yp[sub], data.x_target)
         prior = np.clip(prior, 1e-6, None)
         prior /= prior.sum(axis=1, keepdims=True)
         rel = L.lp_1st(y, epsilon, k, rng, prior=prior)
