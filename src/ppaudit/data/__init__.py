@@ -27,6 +27,10 @@ UCI Adult (:mod:`.adult`) is the tabular dataset of Wang et al. 2022 and of the 
 audits. The Criteo 1TB Click Logs (:mod:`.criteo`; Day 0 for the reference model, Day 1 for
 the target model of the observational label-DP audit) publish no checksum: they are listed in
 :data:`UNPINNED_DATASETS` and downloaded only through a registry file that pins one's own copy.
+
+Out-of-domain digits (:mod:`.ood_digits`): printed digits in the font faces matplotlib ships,
+distorted and drawn in MNIST's frame (:func:`printed_digits`, :func:`mnist_frame`), which train
+the out-of-domain prior of the label-DP MNIST stand-in.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from ppaudit._lazy import attach_modules
 __getattr__, __dir__ = attach_modules(
     __name__,
     (
-        "download", "catalog", "images", "mnist_wheel", "text", "adult", "criteo",
+        "download", "catalog", "images", "mnist_wheel", "text", "adult", "criteo", "ood_digits",
     ),
 )
 
@@ -53,4 +57,5 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from .text import *  # noqa: F403
     from .adult import *  # noqa: F403
     from .criteo import *  # noqa: F403
-    from . import adult, catalog, criteo, download, images, mnist_wheel, text
+    from .ood_digits import *  # noqa: F403
+    from . import adult, catalog, criteo, download, images, mnist_wheel, ood_digits, text

@@ -169,7 +169,7 @@ def _load_criteo_days(settings: dict, rng: np.random.Generator) -> LabelDPData:
 
 def optdigits_in_mnist_frame() -> tuple[np.ndarray, np.ndarray]:
     """UCI's optical digits (Alpaydin & Kaynak 1998; 1,797 images of 8×8, shipped in scikit-learn as
-    ``load_digits``) drawn as MNIST draws its digits (:func:`ppaudit.data.printed_digits.mnist_frame`:
+    ``load_digits``) drawn as MNIST draws its digits (:func:`ppaudit.data.ood_digits.mnist_frame`:
     the digit's box scaled into 20×20, bilinear, centre of mass at the centre of 28×28).
 
     Returns:
@@ -178,13 +178,13 @@ def optdigits_in_mnist_frame() -> tuple[np.ndarray, np.ndarray]:
     """
     from sklearn.datasets import load_digits
 
-    from ...data.printed_digits import mnist_frame
+    from ...data.ood_digits import mnist_frame
 
     digits = load_digits()
     return mnist_frame(digits.images / 16.0), digits.target.astype(np.int64)
 
 
-#: Copies per (font face, digit) of the printed digits (:func:`ppaudit.data.printed_digits.printed_digits`):
+#: Copies per (font face, digit) of the printed digits (:func:`ppaudit.data.ood_digits.printed_digits`):
 #: 60 give 12,600 printed digits (with the 1,797 optical digits: 14,397 training images).
 OOD_PRIOR_PER_GLYPH = 60
 #: The out-of-domain prior model: LeNet-5 (the paper's MNIST teacher architecture) trained with
@@ -199,7 +199,7 @@ def ood_digit_prior(images, rng: np.random.Generator, per_glyph: int = OOD_PRIOR
     The model never sees MNIST: a LeNet-5 (:data:`OOD_PRIOR_MODEL`, through
     :func:`ppaudit.models.soft_label.torch_fit_predict_soft`) trained on other collections of the
     ten digits — ``per_glyph`` distorted copies of the digits of 21 printed font faces
-    (:func:`ppaudit.data.printed_digits.printed_digits`) and UCI's optical digits
+    (:func:`ppaudit.data.ood_digits.printed_digits`) and UCI's optical digits
     (:func:`optdigits_in_mnist_frame`) — then applied to ``images``. Measured on 5,000 MNIST
     training digits: top-1 79 %, top-3 95 % (the previous prior, an MLP fitted on the optical
     digits' PCA features alone, labelled 33–47 % right).
@@ -212,7 +212,7 @@ def ood_digit_prior(images, rng: np.random.Generator, per_glyph: int = OOD_PRIOR
     Returns:
         ``(n, 10)`` float64 class probabilities.
     """
-    from ...data.printed_digits import printed_digits
+    from ...data.ood_digits import printed_digits
     from ...models.soft_label import torch_fit_predict_soft
 
     x = np.asarray(images)

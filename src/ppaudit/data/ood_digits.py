@@ -106,7 +106,7 @@ def _bilinear_matrix(n_out: int, n_in: int):
 def mnist_frame(images, threshold: float = 0.05, supersample: int = 2) -> np.ndarray:
     """Digit images in MNIST's frame (module doc): bounding box (pixels above ``threshold``)
     scaled to fit 20 × 20 with its aspect ratio (bilinear, anti-aliased by sampling
-    ``supersample``² points per output pixel and averaging), in a 28 × 28 field whose centre of
+    ``supersample`` × ``supersample`` points per output pixel and averaging), in a 28 × 28 field whose centre of
     mass is at pixel index (14, 14), as MNIST's (measured on its training images: 13.99, 14.03).
 
     Args:

@@ -1,4 +1,4 @@
-"""The out-of-domain digits of the MNIST stand-in's LP-1ST prior (ppaudit.data.printed_digits) and
+"""The out-of-domain digits of the MNIST stand-in's LP-1ST prior (ppaudit.data.ood_digits) and
 the prior model trained on them (ppaudit.experiments.labeldp.data.ood_digit_prior)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.ndimage import center_of_mass
 
-from ppaudit.data.printed_digits import FONT_FACES, mnist_frame, printed_digits, render_glyphs
+from ppaudit.data.ood_digits import FONT_FACES, mnist_frame, printed_digits, render_glyphs
 
 
 def _box(img, threshold=0.05):
