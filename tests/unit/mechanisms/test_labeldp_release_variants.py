@@ -233,8 +233,9 @@ def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice(monk
     from ppaudit.experiments.labeldp.data import load_labeldp_dataset
 
     settings = {"train_size": 200, "test_size": 50, "pca_dim": 8}
+    loaded = {}
     for images, maps in (("mnist", 5), ("fashion-mnist", 6)):
-        data = load_labeldp_dataset("image", dict(settings, images=images), np.random.default_rng(0))
+        data = loaded[images] = load_labeldp_dataset("image", dict(settings, images=images), np.random.default_rng(0))
         assert data.x_target.shape == (100, 8) and len(data.augment_maps) == maps and data.y_ref_ood is None
         assert data.ood_prior is None and (data.x_ref_ood is None) == (images == "mnist")
         if images == "fashion-mnist":
@@ -245,7 +246,7 @@ def test_image_stand_in_loads_mnist_or_fashion_mnist_and_names_a_bad_choice(monk
     with_ood = load_labeldp_dataset("image", dict(settings, images="mnist", algorithms=["lp_1st", "lp_1st_ood"]), np.random.default_rng(0))
     assert with_ood.ood_prior.shape == (100, 10) and np.allclose(with_ood.ood_prior.sum(axis=1), 1.0)
     # the prior is drawn after the split: the halves and features are those of the load without it
-    assert with_ood.x_target.tobytes() == load_labeldp_dataset("image", dict(settings, images="mnist"), np.random.default_rng(0)).x_target.tobytes()
+    assert with_ood.x_target.tobytes() == loaded["mnist"].x_target.tobytes()
     with pytest.raises(ValueError, match="unknown packaged images 'cifar'"):
         load_labeldp_dataset("image", dict(settings, images="cifar"), np.random.default_rng(0))
 
