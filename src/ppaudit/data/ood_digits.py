@@ -16,9 +16,9 @@ two other collections of the same ten digits, both shipped inside installed pack
 
 :func:`mnist_frame` puts any set of digit images into MNIST's frame (LeCun et al. 1998: the
 digit's bounding box scaled to fit a 20 × 20 box, aspect ratio kept, anti-aliased, then placed
-in a 28 × 28 field with its centre of mass at the centre). Everything is batched torch
-(``affine_grid`` / ``grid_sample`` on the CPU, deterministic): 12,600 digits take about 2 s on
-one core. The same ``rng`` gives the same bytes.
+in a 28 × 28 field with its centre of mass at the centre). Everything is batched torch on the
+CPU (sampling grids built as one matrix product, then ``grid_sample``; deterministic): 12,600
+digits take 2–3 s on one core. The same ``rng`` gives the same bytes.
 """
 
 from __future__ import annotations

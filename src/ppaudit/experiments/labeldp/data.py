@@ -200,9 +200,9 @@ def ood_digit_prior(images, rng: np.random.Generator, per_glyph: int = OOD_PRIOR
     :func:`ppaudit.models.soft_label.torch_fit_predict_soft`) trained on other collections of the
     ten digits — ``per_glyph`` distorted copies of the digits of 21 printed font faces
     (:func:`ppaudit.data.ood_digits.printed_digits`) and UCI's optical digits
-    (:func:`optdigits_in_mnist_frame`) — then applied to ``images``. Measured on 5,000 MNIST
-    training digits: top-1 79 %, top-3 95 % (the previous prior, an MLP fitted on the optical
-    digits' PCA features alone, labelled 33–47 % right).
+    (:func:`optdigits_in_mnist_frame`) — then applied to ``images``. On the default's target half
+    (15,000 MNIST training digits) it is right on 76.6 % (top-3: 93.8 %); the previous prior, an MLP
+    fitted on the optical digits' PCA features alone, was right on 33–47 %.
 
     Args:
         images: ``(n, 28, 28)`` MNIST digits (``uint8`` or floats in [0, 1]).
