@@ -68,7 +68,7 @@ def test_printed_digits_are_mnist_framed_balanced_and_reproducible():
 def test_ood_prior_model_never_sees_mnist_and_labels_it_well():
     """The LeNet-5 of LP-1ST's out-of-domain prior (printed + optical digits only) labels MNIST
     test digits far above what the optical digits alone gave (33-47 %); the default's 60 copies per
-    glyph give 77 % on the target half, 10 here about 70 %."""
+    glyph give 78.8 % on the target half, 10 here about 70 %."""
     from ppaudit.data import load_dataset
     from ppaudit.experiments.labeldp.data import ood_digit_prior
 
