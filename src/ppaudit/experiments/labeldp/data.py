@@ -113,6 +113,11 @@ def load_adult() -> tuple[pd.DataFrame, np.ndarray]:
     return df.reset_index(drop=True), y
 
 
+def _to_uint8(a) -> np.ndarray:
+    """Images in [0, 1] as ``uint8`` (clipped, rounded), the form the torch trainer takes."""
+    return np.rint(np.clip(a, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
 def _halves(n: int, rng: np.random.Generator, limit: int | None):
     perm = rng.permutation(n)
     if limit is not None:
@@ -137,12 +142,11 @@ def _load_cifar10_images(settings: dict, rng: np.random.Generator) -> LabelDPDat
     xtr, ytr, xte, yte = load_dataset("cifar10", root=settings.get("root", "resources/datasets"), source="download")
     ref, tgt = _halves(len(ytr), rng, int(settings["train_size"]))
     te = rng.permutation(len(yte))[: int(settings["test_size"])]
-    u8 = lambda a: np.rint(np.clip(a, 0.0, 1.0) * 255.0).astype(np.uint8)  # noqa: E731
     ood = np.empty((ref.size,) + xtr.shape[1:], dtype=np.uint8)
     for a in range(0, ref.size, 2048):  # chunks: no float64 copy of the whole half
         chunk = xtr[ref[a : a + 2048]][..., ::-1]
-        ood[a : a + 2048] = u8(chunk + 0.15 * rng.standard_normal(chunk.shape, dtype=np.float32))
-    return LabelDPData("image", 10, u8(xtr[ref]), ytr[ref], u8(xtr[tgt]), ytr[tgt], u8(xte[te]), yte[te], x_ref_ood=ood)
+        ood[a : a + 2048] = _to_uint8(chunk + 0.15 * rng.standard_normal(chunk.shape, dtype=np.float32))
+    return LabelDPData("image", 10, _to_uint8(xtr[ref]), ytr[ref], _to_uint8(xtr[tgt]), ytr[tgt], _to_uint8(xte[te]), yte[te], x_ref_ood=ood)
 
 
 def _load_criteo_days(settings: dict, rng: np.random.Generator) -> LabelDPData:
@@ -220,10 +224,9 @@ def ood_digit_prior(images, rng: np.random.Generator, per_glyph: int = OOD_PRIOR
         raise ValueError(f"images must be (n, 28, 28) digits, got shape {x.shape}")
     printed, y_printed = printed_digits(per_glyph, rng)
     optical, y_optical = optdigits_in_mnist_frame()
-    u8 = lambda a: np.rint(np.clip(a, 0.0, 1.0) * 255.0).astype(np.uint8)[:, None]  # noqa: E731
-    target = x[:, None] if x.dtype == np.uint8 else u8(x.astype(np.float32))
+    target = x[:, None] if x.dtype == np.uint8 else _to_uint8(x.astype(np.float32))[:, None]
     seed = int(rng.integers(2**31 - 1))
-    return torch_fit_predict_soft(u8(np.concatenate([printed, optical])), np.concatenate([y_printed, y_optical]), [target], 10,
+    return torch_fit_predict_soft(_to_uint8(np.concatenate([printed, optical]))[:, None], np.concatenate([y_printed, y_optical]), [target], 10,
                                   OOD_PRIOR_MODEL, seed)[0]
 
 
