@@ -317,7 +317,8 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
             no ``iterations`` (CatBoost), ``source: download`` is asked for the text dataset or
             without ``model.arch`` (CIFAR-10 images need a torch network) or with a stand-in MLP as
             ``malek.model``, ``model.arch`` is set
-            for a non-image dataset, Malek's canaries exceed the target half of the image
+            for a non-image dataset, ``positive_rate`` is set for anything but the packaged tabular
+            stand-in, Malek's canaries exceed the target half of the image
             training pool, or the RR guess fractions miss 0.001 (Obs. Fig. 2) or 0.01 (Fig. 3).
     """
     c = config["labeldp"]
@@ -343,6 +344,9 @@ def check_labeldp(config: Mapping[str, Any]) -> None:
         if name == "image" and s.get("source", "packaged") == "download" and c["malek"].get("model") is not None:
             raise ValueError("labeldp.malek.model must be null with labeldp.datasets.image.source: download: the memorisation game "
                              "trains the image network (model.arch), not the stand-in MLP")
+        if s.get("positive_rate") is not None and (name != "tabular" or s.get("source", "packaged") != "packaged"):
+            raise ValueError(f"labeldp.datasets.{name}.positive_rate = {s['positive_rate']!r}: only the packaged tabular stand-in "
+                             "(UCI Adult) is subsampled to a positive share; set it to null here")
         if s["model"].get("arch") and name != "image":
             raise ValueError(f"labeldp.datasets.{name}.model.arch = {s['model']['arch']!r}: torch networks are for image data")
     half = c["datasets"]["image"]["train_size"] // 2

@@ -91,6 +91,8 @@ def _bad(default, path, value):
          ["labeldp.datasets.image.epsilons", "'infinity'"]),
         (check_labeldp, ("labeldp", "datasets", "tabular", "algorithm_epsilons"), {"alibi": [1]},
          ["labeldp.datasets.tabular.algorithm_epsilons", "alibi", "not in its algorithms"]),
+        (check_labeldp, ("labeldp", "datasets", "image", "positive_rate"), 0.03,
+         ["labeldp.datasets.image.positive_rate", "0.03", "packaged tabular"]),
         (check_labeldp, ("labeldp", "malek", "num_canaries"), 10**7,
          ["labeldp.malek.num_canaries", "10000000", "labeldp.malek.train_size"]),
         (check_labeldp, ("labeldp", "malek", "train_size"), 10**7,
@@ -98,7 +100,7 @@ def _bad(default, path, value):
         (check_labeldp, ("labeldp", "synthetic_rr", "guess_fractions"), [0.001, 0.1],
          ["labeldp.synthetic_rr.guess_fractions", "0.01"]),
     ],
-    ids=["pair-lengths", "pp-panel", "pp-orders", "pp-fig4-variant", "ld-ood", "ld-eps-string", "ld-algo-eps", "ld-canaries", "ld-game-size", "ld-guesses"],
+    ids=["pair-lengths", "pp-panel", "pp-orders", "pp-fig4-variant", "ld-ood", "ld-eps-string", "ld-algo-eps", "ld-positive-rate", "ld-canaries", "ld-game-size", "ld-guesses"],
 )
 def test_each_check_names_the_key(default, check, path, value, words):
     cfg = _bad(default, path, value)
@@ -120,6 +122,17 @@ def test_tabular_model_needs_iterations(default):
     cfg["labeldp"]["datasets"]["tabular"]["model"]["iterations"] = None
     with pytest.raises(ValueError, match=r"labeldp\.datasets\.tabular\.model needs iterations"):
         check_labeldp(cfg)
+
+
+def test_positive_rate_is_the_packaged_tabular_stand_in_s(default):
+    """The default subsamples Adult to Criteo's 3 % of positives; Criteo itself (source download) is not subsampled."""
+    assert default["labeldp"]["datasets"]["tabular"]["positive_rate"] == 0.03
+    cfg = copy.deepcopy(default)
+    cfg["labeldp"]["datasets"]["tabular"]["source"] = "download"
+    with pytest.raises(ValueError, match=r"labeldp\.datasets\.tabular\.positive_rate = 0\.03: only the packaged tabular"):
+        check_labeldp(cfg)
+    cfg["labeldp"]["datasets"]["tabular"]["positive_rate"] = None
+    check_labeldp(cfg)
 
 
 def test_fig4_variant_best_and_listed_variants_pass(default):
