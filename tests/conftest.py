@@ -15,6 +15,20 @@ if str(TESTS) not in sys.path:
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+#: Threads of the numerical libraries in each pytest-xdist worker: the cores shared out among the
+#: workers (``make test``: 2 workers on 2 cores, 1 each). Unlimited, every worker's OpenBLAS, OpenMP
+#: (torch, scikit-learn) and MKL start a thread per core and the workers fight for the cores: a
+#: 5000 × 20 Gram matrix took 26 ms instead of 0.11 ms beside another busy worker, and the whole
+#: suite 832 s instead of 761 s (issue 35, 2 cores). Set before numpy or torch is imported (they
+#: read it at load); an explicit value in the environment wins. Workflow jobs are unaffected:
+#: Snakemake sets these variables to each job's ``threads``.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    _per_worker = str(max(1, len(os.sched_getaffinity(0)) // _workers))
+    for _name in THREAD_VARIABLES:
+        os.environ.setdefault(_name, _per_worker)
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

@@ -18,11 +18,12 @@ from pathlib import Path
 import jsonschema
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
-from snakemake.utils import validate
 
 from ppaudit.experiments.chadha2024.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.workflow import load_registry
-from ppaudit.workflow.config_checks import SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid
+from ppaudit.workflow.config_checks import (
+    SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid, validate_schema,
+)
 
 # --- Config: validation and access -------------------------------------------------------
 
@@ -83,12 +84,9 @@ def validate_config(config):
     """
     _reject_non_finite(config)
     try:
-        validate(config, schema="../schemas/config.schema.yaml")
-    except WorkflowError as exc:
-        # snakemake.utils.validate raises inside `except ValidationError`: keep only the point.
-        error = exc.__context__
-        if not isinstance(error, jsonschema.ValidationError):
-            raise
+        # = snakemake.utils.validate(config, schema, set_default=True), with libyaml's parse of the schema
+        validate_schema(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+    except jsonschema.ValidationError as error:
         raise WorkflowError(f"Invalid configuration: {_describe_config_error(error)}") from None
     try:
         apply_audit_defaults(config)
@@ -141,8 +139,8 @@ wildcard_constraints:
 
 
 def synthetic_figure_title(experiment):
-    """Axes title of a synthetic figure (ppaudit.plots.chadha.synthetic_title)."""
-    from ppaudit.plots.chadha import synthetic_title
+    """Axes title of a synthetic figure (ppaudit.plots.titles.synthetic_title)."""
+    from ppaudit.plots.titles import synthetic_title
 
     return synthetic_title(
         SYNTHETIC_FIGURE_LABELS[experiment],

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid
+from ..io import read_yaml
+from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid, validate_schema
 
 __all__ = [
     "ISSUE17_H100",
@@ -138,15 +139,14 @@ def load_workflow_config(*paths: str | Path) -> dict:
         TypeError: a config file does not hold a mapping.
         ValueError: the merged config fails the schema or the checks (the message names the key).
     """
-    import yaml
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import update_config, validate
+    import jsonschema
+    from snakemake.utils import update_config
 
     if not paths:
         raise ValueError("need at least one config file")
     config: dict = {}
     for path in paths:
-        data = yaml.safe_load(Path(path).read_text())
+        data = read_yaml(path)
         if not isinstance(data, dict):
             raise TypeError(f"config file {path} must hold a mapping, got {type(data).__name__}")
         update_config(config, data)
@@ -154,8 +154,8 @@ def load_workflow_config(*paths: str | Path) -> dict:
     if not schema.exists():
         raise FileNotFoundError(f"the workflow's config schema is not at {schema} (needs a source checkout)")
     try:
-        validate(config, schema=str(schema))
-    except WorkflowError as exc:
+        validate_schema(config, schema)
+    except jsonschema.ValidationError as exc:
         raise ValueError(f"config {[str(p) for p in paths]} fails the schema: {exc}") from None
     apply_audit_defaults(config)
     check_config(config)

@@ -50,6 +50,8 @@ from pathlib import Path
 
 import yaml
 
+from ..io import read_yaml
+
 KINDS = ("figure", "table", "group")
 """Kinds of target: a figure (pdf/png + plotted numbers), a table, or a group of targets."""
 
@@ -566,7 +568,7 @@ def load_registry(path: str | Path, root: str | Path | None = None) -> Registry:
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
         return parse_registry(data, root)
     except (ValueError, yaml.YAMLError) as exc:
         raise ValueError(f"{path}: {exc}") from None
