@@ -1,8 +1,7 @@
-"""File input and output. Output is atomic: write to a temporary file in the target folder, then rename.
+"""Atomic file output: write to a temporary file in the target folder, then rename.
 
 A crash or a kill never leaves a half-written result under the final name, so a rerun
-(Snakemake ``--rerun-incomplete``) starts from a clean state. Input: :func:`read_yaml`, the one
-YAML reader of the package (libyaml's C parser where PyYAML has it).
+(Snakemake ``--rerun-incomplete``) starts from a clean state.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "read_yaml", "write_csv", "write_json", "save_figure", "write_figure_outputs"]
+__all__ = ["atomic_path", "write_csv", "write_json", "save_figure", "write_figure_outputs"]
 
 
 @contextlib.contextmanager
@@ -34,22 +33,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
-
-
-def read_yaml(path: str | os.PathLike):
-    """The data of a YAML file, read with the safe loader (``yaml.safe_load``'s result).
-
-    libyaml's ``CSafeLoader`` when PyYAML was built with it (it is in PyPI's wheels): the same
-    data about 9× faster than the pure-Python parser, which matters where a Snakemake process
-    reads the 110 KB config schema and the figure registry on every run and dry run (issue 35).
-
-    Raises:
-        yaml.YAMLError: if the text is not YAML. OSError: if the file cannot be read.
-    """
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
 
 
 def write_csv(df, path: str | os.PathLike, **kwargs) -> None:

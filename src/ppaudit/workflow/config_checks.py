@@ -1,10 +1,11 @@
-"""Checks of the workflow config that JSON Schema cannot express (cross-key checks).
+"""Checks of the workflow config: the JSON Schema (:func:`validate_schema`) and what it cannot express (cross-key checks).
 
 ``workflow/schemas/config.schema.yaml`` validates every key on its own (type, range, enum,
 default). What it cannot say — two histograms of a pair must have the same length, a panel
 dataset must be one of the datasets, the Rényi orders must reach far enough for the ε floor,
 an option that needs another one — is checked here, one function per stage of the workflow.
-``workflow/rules/common.smk`` calls :func:`apply_audit_defaults` and then :func:`check_config`
+``workflow/rules/common.smk`` calls :func:`validate_schema` (which fills the schema's defaults), then
+:func:`apply_audit_defaults` and :func:`check_config`
 once, right after the schema validation (so defaults are filled in), and turns the ``ValueError`` into Snakemake's
 ``WorkflowError("Invalid configuration: ...")``: a wrong config stops the run before any job,
 naming the key (CONVENTIONS item 3).
@@ -41,6 +42,7 @@ __all__ = [
     "check_wang2022",
     "config_value",
     "labeldp_model_grid",
+    "read_yaml",
     "validate_schema",
 ]
 
@@ -67,21 +69,38 @@ AUDIT_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+def read_yaml(path):
+    """The data of a YAML file, read with the safe loader (``yaml.safe_load``'s result): the one
+    YAML reader of the workflow's helpers (config schema, figure registry, configs).
+
+    libyaml's ``CSafeLoader`` when PyYAML was built with it (PyPI's wheels are): the same data
+    about 9× faster than the pure-Python parser, which matters where every Snakemake process
+    reads the 110 KB config schema and the figure registry on each run and dry run (issue 35).
+
+    Raises:
+        yaml.YAMLError: if the text is not YAML. OSError: if the file cannot be read.
+    """
+    from pathlib import Path
+
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
+
+
 def validate_schema(config: MutableMapping[str, Any], schema_path) -> MutableMapping[str, Any]:
     """Validate ``config`` against the JSON Schema (draft 2020-12) at ``schema_path`` and fill in
     the schema's defaults, in place: what ``snakemake.utils.validate(config, schema,
     set_default=True)`` does, with the same default-filling validator (the ``properties``
     extension of jsonschema's FAQ, which Snakemake copies), without Snakemake's pure-Python
-    YAML parse of the 110 KB schema (0.44 s of every run and dry run; :func:`ppaudit.io.read_yaml`
-    takes 0.05 s; issue 35). The schema's ``$ref`` are local (``#/$defs/…``).
+    YAML parse of the 110 KB schema (0.44 s of every run and dry run; :func:`read_yaml` takes
+    0.05 s; issue 35). The schema's ``$ref`` are local (``#/$defs/…``).
 
     Raises:
         jsonschema.ValidationError: the first violation (its ``absolute_path`` names the key).
     """
     import jsonschema
     from jsonschema import validators
-
-    from ..io import read_yaml
 
     schema = read_yaml(schema_path)
     base = jsonschema.Draft202012Validator

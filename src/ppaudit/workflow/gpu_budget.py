@@ -39,8 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..io import read_yaml
-from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid, validate_schema
+from .config_checks import apply_audit_defaults, check_config, config_value, labeldp_model_grid, read_yaml, validate_schema
 
 __all__ = [
     "ISSUE17_H100",

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import yaml
 
-from ..io import read_yaml
+from .config_checks import read_yaml
 
 KINDS = ("figure", "table", "group")
 """Kinds of target: a figure (pdf/png + plotted numbers), a table, or a group of targets."""

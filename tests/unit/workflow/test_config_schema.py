@@ -1,6 +1,6 @@
 """ppaudit.workflow.config_checks.validate_schema against Snakemake's own validator (issue 35: the
 workflow validates its config without Snakemake's pure-Python YAML parse of the schema), and
-ppaudit.io.read_yaml against yaml.safe_load."""
+ppaudit.workflow.config_checks.read_yaml against yaml.safe_load."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate as snakemake_validate
 
-from ppaudit.io import read_yaml
-from ppaudit.workflow.config_checks import validate_schema
+from ppaudit.workflow.config_checks import read_yaml, validate_schema
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
