@@ -155,7 +155,8 @@ def load_workflow_config(*paths: str | Path) -> dict:
     try:
         validate_schema(config, schema)
     except jsonschema.ValidationError as exc:
-        raise ValueError(f"config {[str(p) for p in paths]} fails the schema: {exc}") from None
+        key = ".".join(str(k) for k in exc.absolute_path) or "<top level>"
+        raise ValueError(f"config {[str(p) for p in paths]} fails the schema at {key}: {exc.message}") from None
     apply_audit_defaults(config)
     check_config(config)
     return config

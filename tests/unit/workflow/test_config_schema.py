@@ -61,3 +61,12 @@ def test_a_bad_config_fails_where_snakemake_fails(change, key):
     assert tuple(err.value.absolute_path)[: len(key)] == key
     with pytest.raises((WorkflowError, AttributeError)):  # Snakemake's default filler calls setdefault on a list
         snakemake_validate(theirs, str(SCHEMA))
+
+
+def test_load_workflow_config_names_the_bad_key(tmp_path):
+    from ppaudit.workflow.gpu_budget import load_workflow_config
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"chadha2024": {"knn": {"k": -3}}}))
+    with pytest.raises(ValueError, match=r"fails the schema at chadha2024\.knn\.k: -3 is less than the minimum"):
+        load_workflow_config(CONFIGS[0], bad)
