@@ -375,6 +375,62 @@ def test_gemma3_270m_smoke():
     print(f"gemma smoke: load {lm.load_seconds:.1f} s, total {time.perf_counter() - t0:.1f} s, labels {res.labels.tolist()}")
 
 
+def _write_gguf(path):
+    """A small GGUF with every kind of metadata value gguf-py writes (strings, numbers, bools, arrays
+    of each, an empty and a nested array) and two tensors."""
+    gguf = pytest.importorskip("gguf")
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_string("t.name", "größe ✓")
+    w.add_uint32("t.u32", 7)
+    w.add_int64("t.i64", -3)
+    w.add_float32("t.f32", 0.25)
+    w.add_bool("t.flag", True)
+    w.add_array("t.tokens", ["<pad>", "", "héllo", "a" * 300, "▁the"])
+    w.add_array("t.scores", [0.5, -1.25, 3.0])
+    w.add_array("t.types", [1, 2, 3, 6])
+    w.add_array("t.flags", [True, False])
+    w.add_array("t.empty", [])
+    w.add_array("t.nested", [[1, 2], [3]])
+    w.add_tensor("w", np.arange(12, dtype=np.float32).reshape(3, 4))
+    w.add_tensor("b", np.ones(5, dtype=np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_one_gguf_reader_reads_the_same_fields_and_values_as_gguf_py(tmp_path):
+    """The reader inside ``_one_gguf_reader`` (plain-array view, arrays read in one pass) describes a GGUF
+    exactly as gguf-py's own reader: every field's parts (values, dtypes), indices and types, every
+    tensor; and the fast ``_gguf_parse_value`` gives transformers' values for every element (issue 35)."""
+    gguf = pytest.importorskip("gguf")
+    tgguf = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    from ppaudit.models.llm.loading import _one_gguf_reader
+
+    path = _write_gguf(tmp_path / "t.gguf")
+    ref = gguf.GGUFReader(path)
+    original_parse = tgguf._gguf_parse_value
+    with _one_gguf_reader():
+        fast = gguf.GGUFReader(path)
+        fast_parse = tgguf._gguf_parse_value
+        assert fast_parse is not original_parse
+    assert gguf.GGUFReader is not type(fast) and tgguf._gguf_parse_value is original_parse
+    assert list(fast.fields) == list(ref.fields)
+    for name, f in ref.fields.items():
+        g = fast.fields[name]
+        assert (g.offset, g.name, g.data, g.types) == (f.offset, f.name, f.data, f.types), name
+        assert len(g.parts) == len(f.parts), name
+        for a, b in zip(g.parts, f.parts):
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
+        if len(f.types) <= 2:  # transformers parses flat fields only
+            assert [fast_parse(g.parts[i], g.types) for i in g.data] == [original_parse(f.parts[i], f.types) for i in f.data], name
+    assert [t.name for t in fast.tensors] == [t.name for t in ref.tensors]
+    for t, u in zip(fast.tensors, ref.tensors):
+        assert t.tensor_type == u.tensor_type and np.array_equal(t.data, u.data)
+    assert fast.fields["t.tokens"].contents() == ["<pad>", "", "héllo", "a" * 300, "▁the"]
+
+
 def test_one_gguf_reader_builds_each_reader_once(monkeypatch, tmp_path):
     """convert_gguf parses the GGUF once for transformers' three reads (issue 30): inside the block
     ``gguf.GGUFReader`` returns the first reader of a path again; outside, the original class."""

@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import shutil
+import struct
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -110,9 +112,48 @@ def _default_dtype(dtype, device: str):
     return dtype
 
 
+#: GGUF value types (gguf.GGUFValueType) that ``transformers``' ``_gguf_parse_value`` turns into ``int``,
+#: ``float``, ``bool`` and ``str``; their codes are fixed by the GGUF format.
+_GGUF_INT_TYPES = frozenset({0, 1, 2, 3, 4, 5, 10, 11})
+_GGUF_FLOAT_TYPES = frozenset({6, 12})
+_GGUF_BOOL, _GGUF_STRING, _GGUF_ARRAY = 7, 8, 9
+
+
+def _fast_gguf_parse_value(original):
+    """``transformers.integrations.ggml._gguf_parse_value`` for one scalar or string element, without its
+    per-byte Python list; anything else (nested arrays, unknown types) goes to ``original``.
+
+    Same values: a string element is the field's bytes (uint8), which ``original`` decodes through
+    ``array("B", list(value)).tobytes()`` — that is ``value.tobytes()``; numbers read ``value[0]`` as
+    ``original`` does. transformers calls it once per element of every metadata array at each of its
+    reads, 786k elements for Gemma 3's vocabulary.
+    """
+
+    def parse(value, data_type):
+        kinds = data_type if isinstance(data_type, list) else [data_type]
+        if len(kinds) == 1:
+            kind = kinds[0]
+        elif len(kinds) == 2 and kinds[0] == _GGUF_ARRAY:
+            kind = kinds[1]
+        else:
+            return original(value, data_type)
+        if kind == _GGUF_STRING:
+            return value.tobytes().decode()
+        if kind in _GGUF_INT_TYPES:
+            return int(value[0])
+        if kind in _GGUF_FLOAT_TYPES:
+            return float(value[0])
+        if kind == _GGUF_BOOL:
+            return bool(value[0])
+        return original(value, data_type)
+
+    return parse
+
+
 @contextlib.contextmanager
 def _one_gguf_reader():
-    """Within the block, ``gguf.GGUFReader(path)`` builds each file's reader once and returns it again after.
+    """Within the block, ``gguf.GGUFReader(path)`` builds each file's reader once and returns it again after,
+    and reads the file through a plain array view.
 
     ``transformers`` reads a GGUF three times to convert it (the tokenizer, the config, the
     weights: ``load_gguf_checkpoint``, which imports ``GGUFReader`` from ``gguf`` when called),
@@ -120,23 +161,82 @@ def _one_gguf_reader():
     vocabulary, scores and token types — is most of the conversion's time (measured: 3 × ~60 s
     of the 280 s of a profiled conversion). The reader only maps the file read-only and describes
     it, so the three readers were identical; sharing one changes no byte of the output (issue 30).
+
+    Two more costs of the same per-element work (issue 35, measured on the packaged Gemma-3-270M:
+    the conversion took 42 CPU-s, 23 of 62 profiled seconds in ``numpy.memmap``'s slicing hooks and
+    13.5 in ``_gguf_parse_value``):
+
+    - the reader slices a plain ``numpy.ndarray`` view of its memory map instead of the
+      ``numpy.memmap`` itself (the same bytes of the same mapping: ``memmap`` only adds the
+      per-slice hooks ``__getitem__`` / ``__array_finalize__``);
+    - ``transformers``' ``_gguf_parse_value`` becomes :func:`_fast_gguf_parse_value` (same values).
+
+    The converted folder is byte-identical (tests/unit/models/test_llm.py).
     """
     import gguf
+    import numpy as np
 
     original = gguf.GGUFReader
     readers: dict[tuple[str, str], Any] = {}
 
+    class PlainViewReader(original):
+        def _get(self, offset, dtype, count=1, override_order=None):
+            plain = self.__dict__.get("_plain_data")
+            if plain is None:
+                plain = self._plain_data = self.data.view(np.ndarray)
+            count = int(count)
+            dt = np.dtype(dtype)
+            arr = plain[offset : offset + dt.itemsize * count].view(dtype=dt)[:count]
+            return arr.view(arr.dtype.newbyteorder(self.byte_order if override_order is None else override_order))
+
+        def _get_field_parts(self, orig_offs, raw_type):
+            # An array of strings or numbers in the host's byte order: its elements read in one pass
+            # (the same parts, indices and types as gguf-py's recursion over every element).
+            if raw_type != _GGUF_ARRAY or self.byte_order != "I" or sys.byteorder != "little":
+                return super()._get_field_parts(orig_offs, raw_type)
+            raw_itype = self._get(orig_offs, np.uint32)
+            alen = self._get(orig_offs + 4, np.uint64)
+            count, offs = int(alen[0]), orig_offs + 12
+            if count == 0:
+                return super()._get_field_parts(orig_offs, raw_type)
+            itype = gguf.GGUFValueType(raw_itype[0])
+            nptype = self.gguf_scalar_to_np.get(itype)
+            if itype == _GGUF_STRING:
+                plain, unpack = self._plain_data, struct.Struct("<Q").unpack_from
+                parts = [raw_itype, alen]
+                for _ in range(count):
+                    (n,) = unpack(plain, offs)
+                    parts.append(plain[offs : offs + 8].view(np.uint64))
+                    parts.append(plain[offs + 8 : offs + 8 + n])
+                    offs += 8 + n
+                return offs - orig_offs, parts, list(range(3, 2 * count + 2, 2)), [gguf.GGUFValueType.ARRAY, itype]
+            if nptype is not None:
+                values = self._get(offs, nptype, count)
+                parts = [raw_itype, alen, *(values[i : i + 1] for i in range(count))]
+                return 12 + int(values.nbytes), parts, list(range(2, count + 2)), [gguf.GGUFValueType.ARRAY, itype]
+            return super()._get_field_parts(orig_offs, raw_type)
+
     def shared_reader(path, mode="r"):
         key = (os.path.realpath(os.fspath(path)), mode)
         if key not in readers:
-            readers[key] = original(path, mode)
+            readers[key] = PlainViewReader(path, mode)
         return readers[key]
 
+    patched = []
+    try:
+        import transformers.modeling_gguf_pytorch_utils as tgguf
+
+        patched.append((tgguf, tgguf._gguf_parse_value))
+        tgguf._gguf_parse_value = _fast_gguf_parse_value(tgguf._gguf_parse_value)
+    except (ImportError, AttributeError):  # another transformers: its own parser, same values
+        pass
     gguf.GGUFReader = shared_reader
     try:
         yield
     finally:
         gguf.GGUFReader = original
+        for module, parse in patched:
+            module._gguf_parse_value = parse
         readers.clear()
 
 
