@@ -52,9 +52,12 @@ and wall and CPU time are also given in calibration units (time / mean of the tw
 timing from one machine scales to another: expected time ≈ units × that machine's ``score_s``.
 The README lines carry the figure; ``--whole --write-readme`` also writes the "what to expect"
 line of the README's "Two commands" section (markers ``<!-- bench-default-expect:begin/end -->``):
-the run's calibrated wall time scaled to every machine score in ``--expect-scores`` (the machines
-it was measured on; default :data:`MEASURED_SCORES`) and to this one. Without the script the
-bench says so and runs without calibration.
+the range of calibration units over this run and every earlier measured run of
+``bench/measured_runs.csv`` (:data:`MEASURED_RUNS`: date, commit, wall time and the two scores of each
+run of `make run`'s workflow part), scaled to every machine score in ``--expect-scores`` (the machines
+it was measured on; default :data:`MEASURED_SCORES`), to the record's and to this one; the run is then
+appended to the record. A range, because machines of the class with the same score_s ran the same
+commit up to 1.5× apart (issue 35). Without the script the bench says so and runs without calibration.
 """
 
 from __future__ import annotations
@@ -98,6 +101,12 @@ CALIBRATE = REPO.parent / "shared" / "calibrate.py"
 # score_s of ../shared/calibrate.py on the machines `make run` was measured on (issue 35: the
 # 2-core machine of its table, 0.344 s; the 2-core development machine of 28 Nov 2026, 0.188 s).
 MEASURED_SCORES: tuple[float, ...] = (0.188, 0.344)
+#: Every measured wall time of `make run`'s workflow part (one snakemake call, 2 cores), with the
+#: calibration of its machine: the what-to-expect line gives the range of their calibration units
+#: (the spread is how far calibrate.py's score_s carries a timing between machines of the class).
+#: ``--whole --write-readme`` appends its own run.
+MEASURED_RUNS = REPO / "bench" / "measured_runs.csv"
+MEASURED_RUN_FIELDS = ("date", "commit", "wall_s", "score_before", "score_after", "how")
 
 
 @dataclass(frozen=True)
@@ -441,14 +450,79 @@ def calibration_text(cal: Calibration | None, wall: float, cpu: float) -> str:
             f"on a machine of score s expect wall ≈ {cal.units(wall):.0f} × s seconds.{warn}")
 
 
-def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURED_SCORES, *, when: str = "") -> str:
+@dataclass(frozen=True)
+class MeasuredRun:
+    """One measured wall time of `make run`'s workflow part and its machine's calibration (a row of :data:`MEASURED_RUNS`)."""
+
+    date: str
+    commit: str
+    wall_s: float
+    score_before: float
+    score_after: float
+    how: str
+
+    @property
+    def units(self) -> float:
+        """Wall time in calibration units (seconds / the mean of the two scores)."""
+        return self.wall_s / ((self.score_before + self.score_after) / 2)
+
+
+def read_measured_runs(path: Path = MEASURED_RUNS) -> list[MeasuredRun]:
+    """The rows of a measured-runs CSV (columns :data:`MEASURED_RUN_FIELDS`); ``[]`` when the file is absent.
+
+    Raises:
+        ValueError: a missing column, or a row whose wall time or scores are not positive numbers (named by line).
+    """
+    import csv
+
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in MEASURED_RUN_FIELDS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; expected {list(MEASURED_RUN_FIELDS)}")
+        runs = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                nums = [float(row[k]) for k in ("wall_s", "score_before", "score_after")]
+            except (TypeError, ValueError):
+                nums = []
+            if len(nums) != 3 or not all(x > 0 for x in nums):
+                raise ValueError(f"{path}, line {line}: wall_s, score_before and score_after must be positive numbers, "
+                                 f"got {[row.get(k) for k in ('wall_s', 'score_before', 'score_after')]}")
+            runs.append(MeasuredRun(row["date"], row["commit"], *nums, row["how"]))
+    return runs
+
+
+def append_measured_run(run: MeasuredRun, path: Path = MEASURED_RUNS) -> None:
+    """Append ``run`` to the measured-runs CSV (writing the header first when the file is new)."""
+    import csv
+
+    new = not path.is_file()
+    with path.open("a", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        if new:
+            w.writerow(MEASURED_RUN_FIELDS)
+        w.writerow([run.date, run.commit, f"{run.wall_s:.0f}", f"{run.score_before:.3f}", f"{run.score_after:.3f}", run.how])
+
+
+def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURED_SCORES, *, when: str = "",
+                history: Sequence[MeasuredRun] = ()) -> str:
     """The README's "what to expect" line: the calibrated wall time scaled to each measured machine.
+
+    Without ``history`` the run's calibration units are scaled to every score. With it (the earlier
+    runs of :data:`MEASURED_RUNS`), the line gives the *range* of calibration units over this run and
+    those: calibrate.py's score_s carries a timing between machines of the class only to within that
+    spread (issue 35: one machine rated itself faster and ran the same commit 1.2–1.5× slower), so a
+    reader gets the range, slowest machine included, not one run's figure.
 
     Args:
         wall: wall seconds of the whole run (one snakemake call, as ``make run``).
         cal: the run's calibration.
-        scores: ``score_s`` of the machines measured; the run's own score is added.
+        scores: ``score_s`` of the machines measured; the run's own score (and the history's) is added.
         when: the date of the run, for the provenance.
+        history: earlier measured runs.
 
     Returns:
         One Markdown paragraph (newline-terminated).
@@ -456,18 +530,30 @@ def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURE
     Raises:
         ValueError: if a score is not positive.
     """
-    all_scores = sorted({round(float(x), 3) for x in scores} | {round(cal.score, 3)})
+    all_scores = sorted({round(float(x), 3) for x in scores} | {round(cal.score, 3)}
+                        | {round((r.score_before + r.score_after) / 2, 3) for r in history})
     bad = [x for x in all_scores if not x > 0]
     if bad:
         raise ValueError(f"machine scores must be > 0, got {bad}")
     units = cal.units(wall)
-    lo, hi = units * all_scores[0] / 60, units * all_scores[-1] / 60
-    each = ", ".join(f"{units * x / 60:.1f} min at score_s {x:.3f}" for x in all_scores)
+    ulo, uhi = min([units, *(r.units for r in history)]), max([units, *(r.units for r in history)])
+    lo, hi = ulo * all_scores[0] / 60, uhi * all_scores[-1] / 60
+    bench = f"`make bench-default BENCH_ARGS=\"--whole --write-readme\"`{' on ' + when if when else ''}"
+    if not history:
+        each = ", ".join(f"{units * x / 60:.1f} min at score_s {x:.3f}" for x in all_scores)
+        return (f"What to expect: the workflow part of `make run` (Snakemake, 2 cores, nothing else running) takes "
+                f"**{lo:.0f}–{hi:.0f} min** on the machines it was measured on ({each}; {bench}: {units:.0f} calibration units of wall "
+                f"time). Your machine's figure: `.venv/bin/python ../shared/calibrate.py` prints score_s; "
+                f"expect ≈ {units:.0f} × score_s seconds, plus the install on a fresh clone.\n")
+    each = ", ".join(f"{ulo * x / 60:.1f}–{uhi * x / 60:.1f} min at score_s {x:.3f}" for x in all_scores)
+    commits = sorted({r.commit for r in history})
     return (f"What to expect: the workflow part of `make run` (Snakemake, 2 cores, nothing else running) takes "
-            f"**{lo:.0f}–{hi:.0f} min** on the machines it was measured on ({each}; `make bench-default "
-            f"BENCH_ARGS=\"--whole --write-readme\"`{' on ' + when if when else ''}: {units:.0f} calibration units of wall "
-            f"time). Your machine's figure: `.venv/bin/python ../shared/calibrate.py` prints score_s; "
-            f"expect ≈ {units:.0f} × score_s seconds, plus the install on a fresh clone.\n")
+            f"**{lo:.0f}–{hi:.0f} min** on the machines it was measured on ({each}). That is the range of "
+            f"**{ulo:.0f}–{uhi:.0f} calibration units** of wall time (seconds / score_s) over {len(history) + 1} runs: "
+            f"{bench} ({units:.0f} units) and the {len(history)} of `bench/measured_runs.csv` (commits {', '.join(commits)}). "
+            f"Machines of the class with the same score_s differ by that spread, so read the range, not one end. "
+            f"Your machine's figure: `.venv/bin/python ../shared/calibrate.py` prints score_s; "
+            f"expect {ulo:.0f}–{uhi:.0f} × score_s seconds, plus the install on a fresh clone.\n")
 
 
 _JOB_RULE = re.compile(r"^(?:local)?rule (\w+):\s*$", re.MULTILINE)
@@ -705,6 +791,17 @@ def _startup_costs_verbose(per_rule: dict[str, int], repeats: int) -> dict[str, 
     return costs
 
 
+def _git_commit() -> str:
+    """The checkout's short commit (``+`` when the tree has changes), or ``unknown`` outside git."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
 def _fresh_directory(path: str | None) -> Path:
     if path is None:
         return Path(tempfile.mkdtemp(prefix="ppaudit-bench-default-"))
@@ -802,7 +899,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         block = whole_block(wall, cpu, sched_cpu, jobs, when=when, cores=cores, configfile=config_label, load=load,
                             startup_cpu=startup_cpu, script_jobs=script_jobs, calibration=cal)
         print("\n" + block)
-        expect = expect_line(wall, cal, expect_scores, when=when) if cal is not None else None
+        history = read_measured_runs()
+        expect = expect_line(wall, cal, expect_scores, when=when, history=history) if cal is not None else None
         if expect is not None:
             print(expect)
         if args.write_readme:
@@ -810,7 +908,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if expect is not None:
                 text = splice_readme(text, expect, EXPECT_BEGIN_MARKER, EXPECT_END_MARKER)
             README.write_text(text, encoding="utf-8")
-            print(f"wrote the whole-run line{' and the what-to-expect line' if expect else ''} into {README}")
+            if cal is not None:
+                append_measured_run(MeasuredRun(_dt.date.today().isoformat(), _git_commit(), wall, cal.before, cal.after,
+                                                "bench-default --whole"))
+            print(f"wrote the whole-run line{' and the what-to-expect line' if expect else ''} into {README}"
+                  f"{' and the run into ' + str(MEASURED_RUNS) if cal is not None else ''}")
         return 0
     results: list[GroupResult] = []
     group_rules: list[dict[str, int]] = []

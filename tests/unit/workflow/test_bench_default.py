@@ -356,3 +356,36 @@ def test_calibration_units_and_the_expect_line():
     assert expect.strip() in two_commands  # the line sits in the "Two commands" section
     with pytest.raises(ValueError, match="--expect-scores"):
         bd.main(["--expect-scores", "0.2,x"])
+
+
+def test_the_expect_line_gives_the_range_of_the_measured_runs(tmp_path):
+    """With the measured runs, the what-to-expect line gives the range of calibration units over them and this
+    run, scaled to every machine's score (issue 35 §1: a range over the machines measured, not the fastest one)."""
+    cal = bd.Calibration(0.2, 0.2, 0.1, 0.1)  # this run: 600 s / 0.2 = 3000 units
+    history = [bd.MeasuredRun("2026-11-29", "abc1234", 500.0, 0.1, 0.1, "make run"),  # 5000 units
+               bd.MeasuredRun("2026-11-29", "def5678", 400.0, 0.2, 0.2, "bench-default --whole")]  # 2000 units
+    assert [r.units for r in history] == [pytest.approx(5000.0), pytest.approx(2000.0)]
+    line = bd.expect_line(600.0, cal, (0.4,), when="29 Nov 2026 21:00", history=history)
+    # units 2000–5000; scores 0.1, 0.2 (history and this run) and 0.4: 3.3–8.3, 6.7–16.7, 13.3–33.3 min
+    assert "**3–33 min**" in line and "**2000–5000 calibration units**" in line
+    assert "3.3–8.3 min at score_s 0.100, 6.7–16.7 min at score_s 0.200, 13.3–33.3 min at score_s 0.400" in line
+    assert "over 3 runs" in line and "commits abc1234, def5678" in line and "expect 2000–5000 × score_s seconds" in line
+    # the repo's record: every row valid, and the README's line was written from it
+    runs = bd.read_measured_runs()
+    assert len(runs) >= 2 and all(r.units > 0 for r in runs)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    expect = readme.split(bd.EXPECT_BEGIN_MARKER)[1].split(bd.EXPECT_END_MARKER)[0]
+    lo, hi = min(r.units for r in runs), max(r.units for r in runs)
+    assert f"**{lo:.0f}–{hi:.0f} calibration units**" in expect
+    # append / read round trip, and a bad row named by its line
+    rec = tmp_path / "runs.csv"
+    assert bd.read_measured_runs(rec) == []
+    bd.append_measured_run(history[0], rec)
+    bd.append_measured_run(history[1], rec)
+    assert bd.read_measured_runs(rec) == history
+    rec.write_text(rec.read_text() + "2026-11-30,x,0,0.2,0.2,bad\n")
+    with pytest.raises(ValueError, match="line 4: wall_s, score_before and score_after must be positive"):
+        bd.read_measured_runs(rec)
+    (tmp_path / "cols.csv").write_text("date,commit,wall_s\n")
+    with pytest.raises(ValueError, match="missing column"):
+        bd.read_measured_runs(tmp_path / "cols.csv")
