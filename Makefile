@@ -181,7 +181,7 @@ compare-results: setup
 # a Markdown table, each group's snakemake log under <fresh dir>/bench-default-logs/. It runs
 # ../shared/calibrate.py (when it exists) right before and after, and gives the times also in
 # calibration units (time / score_s); --whole --write-readme also writes the README's what-to-expect line.
-# Options of bench/bench_default.py (--write-readme, --dry-run, --groups, --configfile) go in
+# Options of bench/bench_default.py (--write-readme, --dry-run, --groups, --configfile, --expect-only) go in
 # BENCH_ARGS, e.g. `make bench-default BENCH_ARGS=--write-readme` regenerates README's table.
 bench-default: setup
 	$(BIN)/python bench/bench_default.py --cores $(CORES) $(BENCH_ARGS)

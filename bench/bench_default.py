@@ -467,14 +467,15 @@ class MeasuredRun:
         return self.wall_s / ((self.score_before + self.score_after) / 2)
 
 
-def read_measured_runs(path: Path = MEASURED_RUNS) -> list[MeasuredRun]:
-    """The rows of a measured-runs CSV (columns :data:`MEASURED_RUN_FIELDS`); ``[]`` when the file is absent.
+def read_measured_runs(path: Path | None = None) -> list[MeasuredRun]:
+    """The rows of a measured-runs CSV (default :data:`MEASURED_RUNS`; columns :data:`MEASURED_RUN_FIELDS`); ``[]`` when the file is absent.
 
     Raises:
         ValueError: a missing column, or a row whose wall time or scores are not positive numbers (named by line).
     """
     import csv
 
+    path = MEASURED_RUNS if path is None else path
     if not path.is_file():
         return []
     with path.open(newline="", encoding="utf-8") as f:
@@ -495,10 +496,11 @@ def read_measured_runs(path: Path = MEASURED_RUNS) -> list[MeasuredRun]:
     return runs
 
 
-def append_measured_run(run: MeasuredRun, path: Path = MEASURED_RUNS) -> None:
-    """Append ``run`` to the measured-runs CSV (writing the header first when the file is new)."""
+def append_measured_run(run: MeasuredRun, path: Path | None = None) -> None:
+    """Append ``run`` to the measured-runs CSV (default :data:`MEASURED_RUNS`; the header first when the file is new)."""
     import csv
 
+    path = MEASURED_RUNS if path is None else path
     new = not path.is_file()
     with path.open("a", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -508,7 +510,7 @@ def append_measured_run(run: MeasuredRun, path: Path = MEASURED_RUNS) -> None:
 
 
 def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURED_SCORES, *, when: str = "",
-                history: Sequence[MeasuredRun] = ()) -> str:
+                history: Sequence[MeasuredRun] = (), commit: str = "") -> str:
     """The README's "what to expect" line: the calibrated wall time scaled to each measured machine.
 
     Without ``history`` the run's calibration units are scaled to every score. With it (the earlier
@@ -523,6 +525,7 @@ def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURE
         scores: ``score_s`` of the machines measured; the run's own score (and the history's) is added.
         when: the date of the run, for the provenance.
         history: earlier measured runs.
+        commit: the run's commit (listed with the history's).
 
     Returns:
         One Markdown paragraph (newline-terminated).
@@ -538,22 +541,27 @@ def expect_line(wall: float, cal: Calibration, scores: Sequence[float] = MEASURE
     units = cal.units(wall)
     ulo, uhi = min([units, *(r.units for r in history)]), max([units, *(r.units for r in history)])
     lo, hi = ulo * all_scores[0] / 60, uhi * all_scores[-1] / 60
-    bench = f"`make bench-default BENCH_ARGS=\"--whole --write-readme\"`{' on ' + when if when else ''}"
     if not history:
+        bench = f"`make bench-default BENCH_ARGS=\"--whole --write-readme\"`{' on ' + when if when else ''}"
         each = ", ".join(f"{units * x / 60:.1f} min at score_s {x:.3f}" for x in all_scores)
         return (f"What to expect: the workflow part of `make run` (Snakemake, 2 cores, nothing else running) takes "
                 f"**{lo:.0f}–{hi:.0f} min** on the machines it was measured on ({each}; {bench}: {units:.0f} calibration units of wall "
                 f"time). Your machine's figure: `.venv/bin/python ../shared/calibrate.py` prints score_s; "
                 f"expect ≈ {units:.0f} × score_s seconds, plus the install on a fresh clone.\n")
-    each = ", ".join(f"{ulo * x / 60:.1f}–{uhi * x / 60:.1f} min at score_s {x:.3f}" for x in all_scores)
-    commits = sorted({r.commit for r in history})
+    each = (f"{ulo * all_scores[0] / 60:.1f}–{uhi * all_scores[0] / 60:.1f} min at score_s {all_scores[0]:.3f}, the fastest "
+            f"machine measured; {ulo * all_scores[-1] / 60:.1f}–{uhi * all_scores[-1] / 60:.1f} min at score_s "
+            f"{all_scores[-1]:.3f}, the slowest")
+    commits = sorted({r.commit for r in history} | ({commit} if commit else set()))
+    newest = f"{when}, " if when else ""
     return (f"What to expect: the workflow part of `make run` (Snakemake, 2 cores, nothing else running) takes "
             f"**{lo:.0f}–{hi:.0f} min** on the machines it was measured on ({each}). That is the range of "
-            f"**{ulo:.0f}–{uhi:.0f} calibration units** of wall time (seconds / score_s) over {len(history) + 1} runs: "
-            f"{bench} ({units:.0f} units) and the {len(history)} of `bench/measured_runs.csv` (commits {', '.join(commits)}). "
+            f"**{ulo:.0f}–{uhi:.0f} calibration units** of wall time (seconds / score_s) over the {len(history) + 1} measured runs "
+            f"of `bench/measured_runs.csv` (commits {', '.join(commits)}; the newest: {newest}{units:.0f} units). "
             f"Machines of the class with the same score_s differ by that spread, so read the range, not one end. "
             f"Your machine's figure: `.venv/bin/python ../shared/calibrate.py` prints score_s; "
-            f"expect {ulo:.0f}–{uhi:.0f} × score_s seconds, plus the install on a fresh clone.\n")
+            f"expect {ulo:.0f}–{uhi:.0f} × score_s seconds, plus the install on a fresh clone. (Written by "
+            f"`make bench-default BENCH_ARGS=\"--whole --write-readme\"`, which adds its run to the record, or from the "
+            f"record alone with `BENCH_ARGS=\"--expect-only --write-readme\"`.)\n")
 
 
 _JOB_RULE = re.compile(r"^(?:local)?rule (\w+):\s*$", re.MULTILINE)
@@ -829,6 +837,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--expect-scores", default=",".join(f"{x:g}" for x in MEASURED_SCORES),
                         help="comma-separated score_s of the machines measured, for the README's what-to-expect line "
                              f"(default {','.join(f'{x:g}' for x in MEASURED_SCORES)})")
+    parser.add_argument("--expect-only", action="store_true",
+                        help=f"run nothing: print the what-to-expect line from {MEASURED_RUNS.name} alone (its newest row as the run, "
+                             "the others as the history); with --write-readme, splice it into the README")
     args = parser.parse_args(argv)
     try:
         expect_scores = [float(x) for x in args.expect_scores.split(",") if x.strip()]
@@ -837,6 +848,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not expect_scores or any(not x > 0 for x in expect_scores):
         raise ValueError(f"--expect-scores must be positive numbers, got {args.expect_scores!r}")
 
+    if args.expect_only:
+        runs = read_measured_runs()
+        if not runs:
+            raise ValueError(f"--expect-only needs measured runs in {MEASURED_RUNS}; there are none")
+        last = runs[-1]
+        expect = expect_line(last.wall_s, Calibration(last.score_before, last.score_after, float("nan"), float("nan")), expect_scores,
+                             when=f"{last.date}, {last.how}", history=runs[:-1], commit=last.commit)
+        print(expect)
+        if args.write_readme:
+            README.write_text(splice_readme(README.read_text(encoding="utf-8"), expect, EXPECT_BEGIN_MARKER, EXPECT_END_MARKER),
+                              encoding="utf-8")
+            print(f"wrote the what-to-expect line into {README}")
+        return 0
+    commit = _git_commit()  # before the run: --write-readme changes the tree
     configfile = Path(args.configfile).resolve()
     if not configfile.is_file():
         raise ValueError(f"--configfile {args.configfile} does not exist")
@@ -900,7 +925,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             startup_cpu=startup_cpu, script_jobs=script_jobs, calibration=cal)
         print("\n" + block)
         history = read_measured_runs()
-        expect = expect_line(wall, cal, expect_scores, when=when, history=history) if cal is not None else None
+        expect = expect_line(wall, cal, expect_scores, when=when, history=history, commit=commit) if cal is not None else None
         if expect is not None:
             print(expect)
         if args.write_readme:
@@ -909,7 +934,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = splice_readme(text, expect, EXPECT_BEGIN_MARKER, EXPECT_END_MARKER)
             README.write_text(text, encoding="utf-8")
             if cal is not None:
-                append_measured_run(MeasuredRun(_dt.date.today().isoformat(), _git_commit(), wall, cal.before, cal.after,
+                append_measured_run(MeasuredRun(_dt.date.today().isoformat(), commit, wall, cal.before, cal.after,
                                                 "bench-default --whole"))
             print(f"wrote the whole-run line{' and the what-to-expect line' if expect else ''} into {README}"
                   f"{' and the run into ' + str(MEASURED_RUNS) if cal is not None else ''}")

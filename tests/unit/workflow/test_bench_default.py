@@ -365,11 +365,12 @@ def test_the_expect_line_gives_the_range_of_the_measured_runs(tmp_path):
     history = [bd.MeasuredRun("2026-11-29", "abc1234", 500.0, 0.1, 0.1, "make run"),  # 5000 units
                bd.MeasuredRun("2026-11-29", "def5678", 400.0, 0.2, 0.2, "bench-default --whole")]  # 2000 units
     assert [r.units for r in history] == [pytest.approx(5000.0), pytest.approx(2000.0)]
-    line = bd.expect_line(600.0, cal, (0.4,), when="29 Nov 2026 21:00", history=history)
-    # units 2000–5000; scores 0.1, 0.2 (history and this run) and 0.4: 3.3–8.3, 6.7–16.7, 13.3–33.3 min
+    line = bd.expect_line(600.0, cal, (0.4,), when="29 Nov 2026 21:00", history=history, commit="0123abc")
+    # units 2000–5000; scores 0.1, 0.2 (history and this run) and 0.4: 3.3–8.3 min at the fastest, 13.3–33.3 at the slowest
     assert "**3–33 min**" in line and "**2000–5000 calibration units**" in line
-    assert "3.3–8.3 min at score_s 0.100, 6.7–16.7 min at score_s 0.200, 13.3–33.3 min at score_s 0.400" in line
-    assert "over 3 runs" in line and "commits abc1234, def5678" in line and "expect 2000–5000 × score_s seconds" in line
+    assert "3.3–8.3 min at score_s 0.100, the fastest machine measured; 13.3–33.3 min at score_s 0.400, the slowest" in line
+    assert "over the 3 measured runs" in line and "commits 0123abc, abc1234, def5678; the newest: 29 Nov 2026 21:00, 3000 units" in line
+    assert "expect 2000–5000 × score_s seconds" in line
     # the repo's record: every row valid, and the README's line was written from it
     runs = bd.read_measured_runs()
     assert len(runs) >= 2 and all(r.units > 0 for r in runs)
@@ -389,3 +390,21 @@ def test_the_expect_line_gives_the_range_of_the_measured_runs(tmp_path):
     (tmp_path / "cols.csv").write_text("date,commit,wall_s\n")
     with pytest.raises(ValueError, match="missing column"):
         bd.read_measured_runs(tmp_path / "cols.csv")
+
+
+def test_expect_only_writes_the_line_from_the_record_alone(tmp_path, monkeypatch, capsys):
+    """``--expect-only`` runs nothing: the record's newest row is the run, the others its history."""
+    rec = tmp_path / "runs.csv"
+    bd.append_measured_run(bd.MeasuredRun("2026-11-28", "abc1234", 500.0, 0.1, 0.1, "make run"), rec)
+    bd.append_measured_run(bd.MeasuredRun("2026-11-29", "def5678", 400.0, 0.2, 0.2, "bench-default --whole"), rec)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"## Two commands\n\n{bd.EXPECT_BEGIN_MARKER}\nold\n{bd.EXPECT_END_MARKER}\n")
+    monkeypatch.setattr(bd, "MEASURED_RUNS", rec)
+    monkeypatch.setattr(bd, "README", readme)
+    assert bd.main(["--expect-only", "--write-readme", "--expect-scores", "0.4"]) == 0
+    text = readme.read_text()
+    assert "old" not in text and "**2000–5000 calibration units**" in text and "the newest: 2026-11-29, bench-default --whole, 2000 units" in text
+    assert "commits abc1234, def5678" in text and len(bd.read_measured_runs(rec)) == 2  # nothing appended
+    monkeypatch.setattr(bd, "MEASURED_RUNS", tmp_path / "none.csv")
+    with pytest.raises(ValueError, match="--expect-only needs measured runs"):
+        bd.main(["--expect-only"])
