@@ -464,7 +464,7 @@ class MeasuredRun:
     @property
     def units(self) -> float:
         """Wall time in calibration units (seconds / the mean of the two scores)."""
-        return self.wall_s / ((self.score_before + self.score_after) / 2)
+        return Calibration(self.score_before, self.score_after, float("nan"), float("nan")).units(self.wall_s)
 
 
 def read_measured_runs(path: Path | None = None) -> list[MeasuredRun]:

@@ -162,13 +162,15 @@ def _one_gguf_reader():
     of the 280 s of a profiled conversion). The reader only maps the file read-only and describes
     it, so the three readers were identical; sharing one changes no byte of the output (issue 30).
 
-    Two more costs of the same per-element work (issue 35, measured on the packaged Gemma-3-270M:
-    the conversion took 42 CPU-s, 23 of 62 profiled seconds in ``numpy.memmap``'s slicing hooks and
-    13.5 in ``_gguf_parse_value``):
+    The same per-element work cost more (issue 35, measured on the packaged Gemma-3-270M: the
+    conversion took 36.7 CPU-s, 23 of 62 profiled seconds in ``numpy.memmap``'s slicing hooks and
+    13.5 in ``_gguf_parse_value``; 21.7 CPU-s with the three changes below):
 
     - the reader slices a plain ``numpy.ndarray`` view of its memory map instead of the
       ``numpy.memmap`` itself (the same bytes of the same mapping: ``memmap`` only adds the
       per-slice hooks ``__getitem__`` / ``__array_finalize__``);
+    - a metadata array of strings or numbers in the host's byte order is read in one pass instead
+      of gguf-py's recursion per element (the same parts, indices and types);
     - ``transformers``' ``_gguf_parse_value`` becomes :func:`_fast_gguf_parse_value` (same values).
 
     The converted folder is byte-identical (tests/unit/models/test_llm.py).
