@@ -49,3 +49,13 @@ rule all:
 
 
 check_figure_registry()
+
+
+# After the last job: end the scheduler's pending rate-limiter timers, so that the long timespan of
+# workflow/profiles/default (max-jobs-per-timespan) never delays the exit (ppaudit.workflow.scheduler_timers).
+onsuccess:
+    cancel_pending_timers()
+
+
+onerror:
+    cancel_pending_timers()

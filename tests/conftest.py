@@ -48,8 +48,13 @@ def server():
 #: runs ``-n 2 --dist loadfile --no-loadscope-reorder``: each file goes whole to one of two workers, in
 #: collection order, so these start first (paper shape on one worker, the shared tiny-config run on the
 #: other) and the many short files fill in beside them, instead of one long run ending the suite alone.
+#: The SLURM test comes second: its ~55 s are mostly the plugin's status-poll sleeps (3 CPU-s), so it
+#: waits beside the paper-shape run, whose Snakemake (``--cores 2``) takes the idle core, instead of
+#: leaving a core idle beside a one-core test (measured at 615–673 s of a CI run); its worker then
+#: builds the shared run.
 LONGEST_FIRST = (
     "tests/workflow/test_workflow_paper_shape.py",
+    "tests/workflow/test_slurm.py",
     "tests/workflow/test_workflow_private_prediction.py",  # builds the shared run (tests/shared_runs.py)
     "tests/workflow/test_workflow_labeldp_paper_shape.py",
     "tests/reliability/test_reliability.py",

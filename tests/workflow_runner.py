@@ -11,8 +11,17 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 
 
+def _local_rate_limit() -> str:
+    """``max-jobs-per-timespan`` of workflow/profiles/default (why: ppaudit.workflow.scheduler_timers)."""
+    import yaml
+
+    return str(yaml.safe_load((REPO / "workflow" / "profiles" / "default" / "config.yaml").read_text())["max-jobs-per-timespan"])
+
+
 def run_snakemake(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *args]
+    """Snakemake on the repository's Snakefile with ``args``, and the default profile's job-rate
+    limit (its scheduler's timers cost CPU at Snakemake's default; ``args`` may override it)."""
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--max-jobs-per-timespan", _local_rate_limit(), *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 

@@ -43,10 +43,16 @@ def schema_defaults() -> dict:
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
-    """Work directory after `snakemake chadha_fig2 chadha_fig6 --cores 2` on the tiny config."""
+    """Work directory after `snakemake chadha_fig2 chadha_fig6 --cores 2` on the tiny config.
+
+    With an hour-long job-rate timespan: Snakemake's scheduler leaves one pending timer of that
+    length per scheduling round, and the run ends with its last job only because the Snakefile's
+    onsuccess cancels them (ppaudit.workflow.scheduler_timers); without it this run would wait an
+    hour and time out here."""
     workdir = tmp_path_factory.mktemp("workflow")
     proc = run_snakemake(
-        "chadha_fig2", "chadha_fig6", "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY)
+        "chadha_fig2", "chadha_fig6", "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY),
+        "--max-jobs-per-timespan", "10000/1h",
     )
     assert proc.returncode == 0, output_of(proc)
     return workdir
