@@ -96,13 +96,14 @@ $(BIN)/python:
 # `name==v` lines; matplotlib-base is matplotlib on PyPI), so the venv and the per-rule conda
 # envs hold the same versions and a new PyPI release changes neither.
 # pip byte-compiles what it installs one file after another (43 of the 79 CPU-s of a fresh
-# install on 2 cores); `--no-compile` then compileall on every core writes the same .pyc files
+# install on 2 cores); `--no-compile` then compileall on every core writes the .pyc files
 # in half the time (PYTHONDONTWRITEBYTECODE environments never write them at import, so they
 # are written here). A file that does not compile (Python 2 leftovers of some packages) is
 # skipped, as pip skips it. Not compiled: the packages' own test suites (folders test/, tests/)
-# and plotly (catboost's optional plotting), which nothing here imports: a third of the
-# compile work (16.7 of 52 CPU-s measured on one core); were one imported, Python would
-# compile it in memory, as without this step.
+# and plotly (catboost's optional plotting), which nothing here imports: 5,400 of 18,900
+# files, a third of the compile work (16.7 of 52 CPU-s of compile() on one core; compileall
+# itself 41 instead of 54-64 user CPU-s; score_s ≈ 0.16, 29 Nov 2026); were one imported,
+# Python would compile it in memory, as without this step.
 ENV_PINS := sed -nE 's/^[[:space:]]*-[[:space:]]*([A-Za-z0-9_.-]+)[[:space:]]*==?[[:space:]]*([0-9][^[:space:]\#]*).*/\1==\2/p' envs/*.yaml \
 	| grep -viE '^(python|pip|torch)==' | sed 's/^matplotlib-base==/matplotlib==/' | sort -u
 $(STAMP): pyproject.toml $(wildcard envs/*.yaml) | $(BIN)/python

@@ -51,7 +51,7 @@ rule all:
 check_figure_registry()
 
 
-# After the last job: end the scheduler's pending rate-limiter timers, so that the long timespan of
+# After the last job: end the scheduler's pending rate-limiter timers, so that the 10-s timespan of
 # workflow/profiles/default (max-jobs-per-timespan) never delays the exit (ppaudit.workflow.scheduler_timers).
 onsuccess:
     cancel_pending_timers()

@@ -50,7 +50,7 @@ def server():
 #: other) and the many short files fill in beside them, instead of one long run ending the suite alone.
 #: The SLURM test comes second: its ~55 s are mostly the plugin's status-poll sleeps (3 CPU-s), so it
 #: waits beside the paper-shape run, whose Snakemake (``--cores 2``) takes the idle core, instead of
-#: leaving a core idle beside a one-core test (measured at 615–673 s of a CI run); its worker then
+#: leaving a core idle beside a one-core test (measured at 615–673 s of a CI run, score_s 0.156 / 0.159); its worker then
 #: builds the shared run.
 LONGEST_FIRST = (
     "tests/workflow/test_workflow_paper_shape.py",

@@ -3,6 +3,7 @@ Snakefile, output captured, never raising on failure (the tests assert on the re
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 
 
+@functools.lru_cache(maxsize=None)
 def _local_rate_limit() -> str:
     """``max-jobs-per-timespan`` of workflow/profiles/default (why: ppaudit.workflow.scheduler_timers)."""
     import yaml

@@ -21,10 +21,10 @@ from snakemake.logging import logger
 
 from ppaudit.experiments.chadha2024.private_knn_names import KNN_ADVERSARY_LABELS, KNN_ENCODER_MODALITY, KNN_MODALITY
 from ppaudit.workflow import load_registry
-from ppaudit.workflow.scheduler_timers import cancel_pending_timers
 from ppaudit.workflow.config_checks import (
     SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid, validate_schema,
 )
+from ppaudit.workflow.scheduler_timers import cancel_pending_timers
 
 # --- Config: validation and access -------------------------------------------------------
 
