@@ -51,11 +51,20 @@ rule all:
 check_figure_registry()
 
 
+# Before the first job: a local run's Python jobs fork from one server that has imported numpy, torch
+# & co. once, instead of importing them once each (ppaudit.workflow.job_server; PPAUDIT_FORK_JOBS=0: off).
+onstart:
+    start_job_server(workflow)
+
+
 # After the last job: end the scheduler's pending rate-limiter timers, so that the 10-s timespan of
-# workflow/profiles/default (max-jobs-per-timespan) never delays the exit (ppaudit.workflow.scheduler_timers).
+# workflow/profiles/default (max-jobs-per-timespan) never delays the exit (ppaudit.workflow.scheduler_timers),
+# and stop the job server.
 onsuccess:
     cancel_pending_timers()
+    stop_job_server()
 
 
 onerror:
     cancel_pending_timers()
+    stop_job_server()

@@ -46,6 +46,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
+sys.path.insert(0, str(REPO / "src"))  # a checkout without the editable install still works
+
+from ppaudit.workflow.job_server import module_level_imports  # noqa: E402
 SENTINEL = "@@bench_imports:start@@"
 PREAMBLE = (
     "import pickle\n"
@@ -58,21 +61,7 @@ _LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)\s*$")
 
 def script_imports(path: Path) -> str:
     """The module-level import statements of a script (also those inside ``if``/``try``/``with``), as code."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    lines: list[str] = []
-
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                lines.append(ast.unparse(node))
-            elif isinstance(node, (ast.If, ast.Try, ast.With)):
-                for field in ("body", "orelse", "finalbody"):
-                    visit(getattr(node, field, []) or [])
-                for handler in getattr(node, "handlers", []) or []:
-                    visit(handler.body)
-
-    visit(tree.body)
-    return "\n".join(lines)
+    return "\n".join(ast.unparse(node) for node in module_level_imports(path))
 
 
 def parse_importtime(stderr: str) -> tuple[float, list[tuple[str, float, str]]]:

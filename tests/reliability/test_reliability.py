@@ -64,8 +64,8 @@ def _snakemake_cmd(workdir: Path, config: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), *_snakemake_args(workdir, config, *extra)]
 
 
-def _run(workdir: Path, config: Path, *extra: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    proc = subprocess.run(_snakemake_cmd(workdir, config, *extra), capture_output=True, text=True, timeout=timeout)
+def _run(workdir: Path, config: Path, *extra: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(_snakemake_cmd(workdir, config, *extra), capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     return proc
 
@@ -89,9 +89,12 @@ def sample_config(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory, sample_config) -> dict[str, bytes]:
-    """CSV/JSON results of one uninterrupted run."""
+    """CSV/JSON results of one uninterrupted run, each job in its own fresh process (without the job
+    server, ppaudit.workflow.job_server): the runs below fork their jobs from the server, so the
+    comparisons also check that the server changes no byte."""
     workdir = tmp_path_factory.mktemp("reference")
-    _run(workdir, sample_config)
+    proc = _run(workdir, sample_config, env={**os.environ, "PPAUDIT_FORK_JOBS": "0"})
+    assert "job server" not in proc.stderr
     results = _results(workdir)
     assert {"chadha2024/synthetic/fig2.csv", "chadha2024/synthetic/fig6.csv", "figures/chadha2024/fig6.csv"} <= set(results)
     return results
@@ -101,7 +104,8 @@ def reference_run(tmp_path_factory, sample_config) -> dict[str, bytes]:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_same_config_and_seed_give_identical_bytes(tmp_path, sample_config, reference_run):
-    _run(tmp_path, sample_config)
+    proc = _run(tmp_path, sample_config)
+    assert "jobs fork from the ppaudit job server" in proc.stderr
     again = _results(tmp_path)
     assert again.keys() == reference_run.keys()
     for name in again:

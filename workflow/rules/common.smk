@@ -24,6 +24,8 @@ from ppaudit.workflow import load_registry
 from ppaudit.workflow.config_checks import (
     SYNTHETIC_EXPERIMENTS, apply_audit_defaults, check_config, config_value, labeldp_model_grid, validate_schema,
 )
+from ppaudit.workflow.job_server import start as start_job_server
+from ppaudit.workflow.job_server import stop as stop_job_server
 from ppaudit.workflow.scheduler_timers import cancel_pending_timers
 
 # --- Config: validation and access -------------------------------------------------------

@@ -3,7 +3,8 @@
 Snakemake puts this folder on ``sys.path`` of every script, so a script starts with
 ``import _ppaudit_path`` (before any ``ppaudit`` import). In the project's venv ``ppaudit``
 is installed and nothing changes; in a conda env made from ``envs/*.yaml`` (which holds
-only third-party packages) ``<repo>/src`` is put first on ``sys.path``.
+only third-party packages) ``<repo>/src`` is put first on ``sys.path``. With the job server of a
+local run (``ppaudit.workflow.job_server``), the rest of the script runs in a forked child of it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ except ImportError:
         raise ImportError(f"ppaudit is not installed and {REPO_SRC} holds no ppaudit package") from None
     sys.path.insert(0, str(REPO_SRC))
     import ppaudit  # noqa: F401
+
+# In a local run with the job server (ppaudit.workflow.job_server), the job runs in a child of the server,
+# which has numpy, torch & co. imported, and this process exits with its status; otherwise this returns.
+from ppaudit.workflow.job_server import delegate  # noqa: E402
+
+delegate()
 
 
 def log_to_file(log_path: str | os.PathLike, name: str) -> logging.Logger:

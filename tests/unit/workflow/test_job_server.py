@@ -1,0 +1,181 @@
+"""ppaudit.workflow.job_server: a job run through the fork server behaves as ``python FILE`` would.
+
+Each test starts a server (:func:`start` without a workflow) and runs
+small "job" scripts in their own processes, as Snakemake does; the end-to-end check is every
+workflow test (``tests/workflow_runner.py`` turns the server on), whose results the paper-shape
+and shared runs compare with the paper's and the tiny config's expectations.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ppaudit.workflow import job_server
+
+#: What a job script starts with (``workflow/scripts/_ppaudit_path.py`` does the same).
+HEADER = "from ppaudit.workflow.job_server import delegate\ndelegate()\nimport os, sys\n"
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.delenv(job_server.ENV_ENABLE, raising=False)
+    proc = job_server.start(preload=("json", "threadpoolctl", "numpy"))
+    assert proc is not None
+    yield proc
+    job_server.stop()
+    assert proc.poll() is not None
+    assert job_server.ENV_SOCKET not in os.environ
+
+
+def job(tmp_path: Path, body: str, name: str = "job.py") -> Path:
+    script = tmp_path / name
+    script.write_text(HEADER + textwrap.dedent(body))
+    return script
+
+
+def run(script: Path, *args: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})}, **kwargs)
+
+
+def test_a_job_runs_in_a_child_of_the_server_with_its_own_arguments_folder_environment_and_streams(server, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    script = job(tmp_path, """
+        print("out", os.getppid(), sys.argv[1:], os.getcwd(), os.environ["JOB_VAR"], os.environ.get("PPAUDIT_JOB_SERVER"))
+        print("err", __name__, __file__, sys.path[0], file=sys.stderr)
+        print("in", sys.stdin.read().strip())
+    """)
+    proc = run(script, "a", "b c", env={"JOB_VAR": "42"}, cwd=work, input="from the job's stdin\n")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.split("\n")
+    word, ppid, *rest = out[0].split(" ", 2)
+    assert word == "out" and int(ppid) == server.pid  # forked by the server, not run by this process
+    assert rest[0] == f"['a', 'b c'] {work} 42 None"
+    assert out[1] == "in from the job's stdin"
+    assert proc.stderr.strip() == f"err __main__ {script} {tmp_path}"
+
+
+def test_exit_status_as_python_would_give_it(server, tmp_path):
+    assert run(job(tmp_path, "sys.exit(3)")).returncode == 3
+    proc = run(job(tmp_path, "sys.exit('a message')"))
+    assert (proc.returncode, proc.stderr.strip()) == (1, "a message")
+    proc = run(job(tmp_path, "def f():\n    raise ValueError('bad value 7')\nf()\n"))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Traceback (most recent call last):") and "ValueError: bad value 7" in proc.stderr
+    assert "job_server" not in proc.stderr  # the traceback is the script's, as under python FILE
+    assert run(job(tmp_path, "os.kill(os.getpid(), 15)")).returncode == -signal.SIGTERM
+    assert run(job(tmp_path, "print('done')")).returncode == 0
+
+
+def test_atexit_threads_and_worker_pools_end_as_at_interpreter_exit(server, tmp_path):
+    marker = tmp_path / "atexit.txt"
+    script = job(tmp_path, f"""
+        import atexit, threading, time
+        from concurrent.futures import ProcessPoolExecutor
+        atexit.register(lambda: open({str(marker)!r}, "w").write("ran"))
+        threading.Thread(target=time.sleep, args=(0.5,)).start()  # non-daemon: joined before atexit
+        pool = ProcessPoolExecutor(1)  # left open, as scripts leave joblib's workers: shut down at exit
+        print(pool.submit(pow, 2, 10).result())
+    """)
+    start = time.monotonic()
+    proc = run(script)
+    assert proc.returncode == 0 and proc.stdout.strip() == "1024", proc.stderr
+    assert marker.read_text() == "ran"
+    assert time.monotonic() - start < 30
+
+
+def test_thread_counts_are_those_of_the_jobs_environment(server, tmp_path):
+    script = job(tmp_path, """
+        import numpy
+        from threadpoolctl import threadpool_info
+        print(sorted({(i["internal_api"], i["num_threads"]) for i in threadpool_info()}))
+    """)
+    for n in ("1", "2"):
+        env = {v: n for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+        fresh = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                               env={k: v for k, v in {**os.environ, **env}.items() if k != job_server.ENV_SOCKET})
+        served = run(script, env=env)
+        assert served.returncode == 0 and fresh.returncode == 0, served.stderr + fresh.stderr
+        assert served.stdout == fresh.stdout
+        assert f"'openblas', {n})" in served.stdout
+
+
+def test_a_killed_job_takes_its_child_with_it_and_sigterm_is_passed_on(server, tmp_path):
+    pid_file = tmp_path / "pid"
+    script = job(tmp_path, f"""
+        import signal, time
+        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        time.sleep(60)
+    """)
+    for sig in (signal.SIGKILL, signal.SIGTERM):
+        pid_file.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, str(script)])
+        for _ in range(300):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert child != proc.pid
+        proc.send_signal(sig)
+        assert proc.wait(30) == -sig
+        for _ in range(200):
+            if not Path(f"/proc/{child}").exists():
+                break
+            time.sleep(0.05)
+        assert not Path(f"/proc/{child}").exists(), f"child {child} survived {sig!r}"
+
+
+def test_stop_ends_running_jobs(server, tmp_path):
+    script = job(tmp_path, "import time\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, str(script)])
+    time.sleep(1)
+    job_server.stop()
+    assert proc.wait(30) == -signal.SIGTERM
+    assert server.poll() is not None
+
+
+def test_no_server_another_interpreter_or_an_unreachable_socket_run_the_job_here(tmp_path, monkeypatch):
+    script = job(tmp_path, "print(os.getppid())")
+    monkeypatch.delenv(job_server.ENV_SOCKET, raising=False)
+    proc = run(script)
+    assert (proc.returncode, int(proc.stdout)) == (0, os.getpid())
+    gone = {job_server.ENV_SOCKET: str(tmp_path / "no-socket"), job_server.ENV_PYTHON: os.path.realpath(sys.executable)}
+    proc = run(script, env=gone)
+    assert (proc.returncode, int(proc.stdout)) == (0, os.getpid())
+    assert "unreachable" in proc.stderr and "running the job in its own process" in proc.stderr
+    proc = run(script, env={**gone, job_server.ENV_PYTHON: "/another/python"})
+    assert (proc.returncode, int(proc.stdout), proc.stderr) == (0, os.getpid(), "")
+
+
+def test_start_does_nothing_when_turned_off(monkeypatch):
+    monkeypatch.setenv(job_server.ENV_ENABLE, "0")
+    assert job_server.start() is None
+    assert job_server.ENV_SOCKET not in os.environ
+    job_server.stop()  # a no-op without a server
+
+
+def test_only_local_runs_whose_jobs_use_this_interpreter_get_a_server():
+    from types import SimpleNamespace
+
+    from snakemake.settings.types import DeploymentMethod
+
+    def workflow(non_local=False, remote=False, methods=()):
+        return SimpleNamespace(executor_plugin=SimpleNamespace(common_settings=SimpleNamespace(non_local_exec=non_local)),
+                               remote_exec=remote, deployment_settings=SimpleNamespace(deployment_method=set(methods)))
+
+    assert job_server._local_python_jobs(workflow())
+    assert not job_server._local_python_jobs(workflow(non_local=True))  # SLURM and other cluster executors
+    assert not job_server._local_python_jobs(workflow(remote=True))  # a cluster job's own Snakemake
+    assert not job_server._local_python_jobs(workflow(methods={DeploymentMethod.CONDA}))
+    assert not job_server._local_python_jobs(workflow(methods={DeploymentMethod.APPTAINER}))
+    assert job_server._local_python_jobs(workflow(methods={DeploymentMethod.ENV_MODULES}))
+    assert not job_server._local_python_jobs(SimpleNamespace(executor_plugin=None))
