@@ -33,9 +33,11 @@ all``) into a fresh directory, so the two cores overlap jobs of different groups
 does (the per-group sum above cannot); with ``--write-readme`` its line goes between the markers
 ``<!-- bench-default-whole:begin -->`` and ``<!-- bench-default-whole:end -->``.
 
-Per-job start-up (issue 30 §1). Every job of a ``script:`` rule is a fresh Python process that
-pays the interpreter, Snakemake's preamble (unpickling the ``snakemake`` object) and the script's
-imports before its first line of work. After the snakemake call(s), the bench counts the jobs
+Per-job start-up (issue 30 §1). Every job of a ``script:`` rule run as a fresh Python process
+(``PPAUDIT_FORK_JOBS=0``, and always on SLURM) pays the interpreter, Snakemake's preamble
+(unpickling the ``snakemake`` object) and the script's imports before its first line of work; with
+the job server of a local run (``ppaudit.workflow.job_server``, issue 35) a job forks from a process
+that has imported them, and pays the interpreter and the preamble only. After the snakemake call(s), the bench counts the jobs
 each rule ran (the ``rule X:`` blocks of the group's log) and times, per rule, a fresh
 ``python -c`` of exactly that preamble + the module-level imports of ``workflow/scripts/<rule>.py``
 (:func:`bench_imports.script_imports`), ``--startup-repeats`` times (median; the machine is idle
@@ -365,10 +367,12 @@ def readme_block(results: Sequence[GroupResult], *, when: str, cores: int, confi
         f"incremental cost after the groups above it (one fresh directory, groups in this order); "
         f"jobs leave out the no-op target rules, so they add up to the jobs of `make run`; every group is one "
         f"snakemake call, so the total holds {len(results)} workflow parses + DAG builds where `make run` has one "
-        f"(≈ 4 s CPU each, in the scheduler column). Start-up: what each job spends before its first line of "
-        f"work (interpreter, Snakemake's preamble, the script's imports), timed after the run per rule as a fresh "
-        f"`python -c` of those imports on the idle machine; per job = mean over the group's jobs, "
-        f"jobs × start-up = its part of the CPU column.{calibration_text(calibration, wall, cpu)}\n\n"
+        f"(≈ 4 s CPU each, in the scheduler column). Start-up: what each job spends in a fresh process before its "
+        f"first line of work (interpreter, Snakemake's preamble, the script's imports), timed after the run per rule "
+        f"as a fresh `python -c` of those imports on the idle machine; per job = mean over the group's jobs, "
+        f"jobs × start-up = its part of the CPU column when every job is a fresh process (`PPAUDIT_FORK_JOBS=0`; "
+        f"with the job server, the default of a local run, the jobs fork past most of it)."
+        f"{calibration_text(calibration, wall, cpu)}\n\n"
         + markdown_table(results)
     )
 
@@ -379,7 +383,8 @@ def whole_block(wall: float, cpu: float, sched: float | None, jobs: int, *, when
     sched_text = "–" if sched is None else format_seconds(sched)
     startup = ""
     if startup_cpu is not None and script_jobs:
-        startup = (f" Per-job start-up (interpreter + Snakemake preamble + the script's imports): "
+        startup = (f" Per-job start-up in a fresh process (interpreter + Snakemake preamble + the script's imports; "
+                   f"what a job pays with `PPAUDIT_FORK_JOBS=0`, while the job server's jobs fork past most of it): "
                    f"{startup_cpu / script_jobs:.2f} s CPU per job, {script_jobs} jobs × start-up = "
                    f"{format_seconds(startup_cpu)} ({100 * startup_cpu / cpu:.0f} % of the CPU time).")
     return (

@@ -83,6 +83,7 @@ def public_api() -> list[Page]:
     return pages
 
 
+@functools.lru_cache(maxsize=None)  # asked once per documented name: parse each module's source once
 def _attribute_docs(module) -> dict[str, str]:
     """Module-level names of ``module`` with their documentation, by Sphinx's rules.
 

@@ -48,15 +48,14 @@ def tiny_run(tmp_path_factory) -> Path:
     With an hour-long job-rate timespan: Snakemake's scheduler leaves one pending timer of that
     length per scheduling round, and the run ends with its last job only because the Snakefile's
     onsuccess cancels them (ppaudit.workflow.scheduler_timers); without it this run would wait an
-    hour and time out here.
-
-    Without the job server (``PPAUDIT_FORK_JOBS=0``): every job a fresh ``python`` process, as on
-    SLURM; the other workflow tests run with it (ppaudit.workflow.job_server)."""
+    hour and time out here. The job server (ppaudit.workflow.job_server) is stopped there too, and
+    the run's jobs go through it."""
     workdir = tmp_path_factory.mktemp("workflow")
     proc = run_snakemake(
         "chadha_fig2", "chadha_fig6", "--cores", "2", "--directory", str(workdir), "--configfile", str(TINY),
-        "--max-jobs-per-timespan", "10000/1h", env={**os.environ, "PPAUDIT_FORK_JOBS": "0"},
+        "--max-jobs-per-timespan", "10000/1h",
     )
+    assert "jobs fork from the ppaudit job server" in proc.stderr, output_of(proc)
     assert proc.returncode == 0, output_of(proc)
     return workdir
 

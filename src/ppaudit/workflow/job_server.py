@@ -3,12 +3,14 @@
 Every ``script:`` job of the workflow is a fresh ``python`` process, and most of a small job's CPU
 is its imports: ``import torch`` alone takes 2.0–2.4 CPU-s, numpy, scipy and pandas about 1.5 more
 (score_s about 0.16), against a few hundredths of a second of work in a canary teacher of the test
-sizes. The paper-shape test's run (about 135 jobs) spends well over half of its CPU importing.
+sizes. The paper-shape test's run (about 135 jobs) spent more than half of its CPU importing: with
+the server it took 98 s wall instead of 166 s, and its processes about 145 CPU-s instead of 264
+(issue 35; score_s about 0.165, 30 Nov 2026).
 
-With ``PPAUDIT_FORK_JOBS=1`` in the environment of a local Snakemake run, the Snakefile's
-``onstart`` calls :func:`start`: a server process (``python -m ppaudit.workflow.job_server``)
-imports :data:`PRELOAD` once, with one thread per numerical library, and listens on a Unix socket
-in a private temporary folder. Each job's script begins with ``import _ppaudit_path``, which calls
+In a local Snakemake run (unless ``PPAUDIT_FORK_JOBS=0``), the Snakefile's ``onstart`` calls
+:func:`start`: a server process (``python -m ppaudit.workflow.job_server``) listens on a Unix socket
+in a private temporary folder, then imports :data:`PRELOAD` and every module the workflow's scripts
+import at their top (:func:`script_modules`) once, with one thread per numerical library. Each job's script begins with ``import _ppaudit_path``, which calls
 :func:`delegate`: the job's process hands its arguments, working directory, environment and
 standard streams (the file descriptors themselves, ``SCM_RIGHTS``) to the server and waits. The
 server forks; the child takes over the job's streams, folder and environment, sets the thread
@@ -24,9 +26,8 @@ the thread counts are the ones a fresh process would have, and no computation ru
 before the fork (it only imports). What differs from a fresh process:
 
 * Snakemake's ``benchmark:`` files measure the job's own process tree, so with the server their
-  ``cpu_time`` and memory columns count the waiting process only (wall time ``s`` stays right).
-  That is why ``make run``, whose benchmarks feed ``bench/``, leaves it off; the workflow tests
-  turn it on (``tests/workflow_runner.py``).
+  ``cpu_time`` and memory columns count the waiting process only (wall time ``s`` stays right;
+  ``bench/replay_schedule.py`` reads ``cpu_time`` only where it exceeds the wall time).
 * The interpreter's hash seed and the unseeded global random states (``random``, numpy's legacy
   ``np.random``) are the server's, shared by all jobs; nothing in ppaudit draws from them.
 
@@ -47,7 +48,8 @@ import signal
 import socket
 import sys
 
-__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "PRELOAD", "delegate", "serve", "start", "stop"]
+__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "PRELOAD", "delegate", "module_level_imports", "script_modules", "serve",
+           "start", "stop"]
 
 #: Set to ``0`` to run every job of a local run in its own fresh process (the server is on otherwise).
 ENV_ENABLE = "PPAUDIT_FORK_JOBS"
