@@ -32,8 +32,9 @@ before the fork (it only imports). What differs from a fresh process:
   ``np.random``) are the server's, shared by all jobs; nothing in ppaudit draws from them.
 
 It is never used where the job's interpreter is not the server's (a conda or container job: the
-job compares ``sys.executable``), on SLURM or any non-local executor, or when the socket cannot be
-reached (the job then runs in its own process, as without the server, after a warning).
+job compares ``sys.executable``), on SLURM or any non-local executor, when the socket cannot be
+reached, or when the imports left the server unfit to fork (:func:`fork_hazard`: a thread running,
+CUDA initialised); the job then runs in its own process, as without the server, after a warning.
 
 Signals: SIGTERM, SIGINT and SIGHUP sent to the job's process are passed on to the child; if the
 job's process dies (Snakemake kills a cancelled job with SIGKILL), the server kills the child. On
@@ -48,8 +49,8 @@ import signal
 import socket
 import sys
 
-__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "PRELOAD", "delegate", "module_level_imports", "script_modules", "serve",
-           "start", "stop"]
+__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "PRELOAD", "delegate", "fork_hazard", "module_level_imports",
+           "script_modules", "serve", "start", "stop"]
 
 #: Set to ``0`` to run every job of a local run in its own fresh process (the server is on otherwise).
 ENV_ENABLE = "PPAUDIT_FORK_JOBS"
@@ -111,6 +112,10 @@ def delegate() -> None:
     if not reply:
         print(f"ppaudit job server {path} closed the connection before starting the job", file=sys.stderr)
         os._exit(1)
+    if "run_here" in (first := json.loads(reply)):
+        print(f"ppaudit job server {path}: {first['run_here']}; running the job in its own process", file=sys.stderr)
+        sock.close()
+        return
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: _send(sock, signal=signum))
     while True:
@@ -317,6 +322,7 @@ def serve(path: str, preload=PRELOAD) -> None:
     _preload(preload)
     gc.collect()
     gc.freeze()  # the imported objects stay out of the children's collections: fewer copied pages
+    hazard = fork_hazard()  # then every job runs in its own process instead (delegate() returns)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -342,6 +348,12 @@ def serve(path: str, preload=PRELOAD) -> None:
                 if not message or len(fds) != 3:
                     for fd in fds:
                         os.close(fd)
+                    conn.close()
+                    continue
+                if hazard:
+                    for fd in fds:
+                        os.close(fd)
+                    _send(conn, run_here=hazard)
                     conn.close()
                     continue
                 request = json.loads(message)
@@ -386,6 +398,29 @@ def serve(path: str, preload=PRELOAD) -> None:
             _reply_status(conn, status)
     listener.close()
     os.unlink(path)
+
+
+def fork_hazard() -> str | None:
+    """Why forking this process would not give a job what a fresh interpreter gives it, or None.
+
+    A thread other than the forking one (Python's or a native library's pool) does not exist in
+    the child, and the locks it held stay held there; CUDA, once initialised, cannot be used in a
+    forked child. The server only imports, so neither should happen: this is the check.
+    """
+    import threading
+
+    if threading.active_count() > 1:
+        return f"{threading.active_count()} Python threads run in the server"
+    try:
+        native = len(os.listdir("/proc/self/task"))
+    except OSError:  # no /proc: the Python threads above are what can be seen
+        native = 1
+    if native > 1:
+        return f"{native} threads run in the server (a native library's thread pool)"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "CUDA was initialised in the server"
+    return None
 
 
 def _signal(pid: int, sig: int) -> None:

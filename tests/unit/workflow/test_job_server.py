@@ -179,3 +179,48 @@ def test_only_local_runs_whose_jobs_use_this_interpreter_get_a_server():
     assert not job_server._local_python_jobs(workflow(methods={DeploymentMethod.APPTAINER}))
     assert job_server._local_python_jobs(workflow(methods={DeploymentMethod.ENV_MODULES}))
     assert not job_server._local_python_jobs(SimpleNamespace(executor_plugin=None))
+
+
+def test_the_real_preload_leaves_the_server_fit_to_fork_and_a_cuda_start_would_be_caught():
+    """The imports of a workflow run's server (PRELOAD and every module the scripts import at their top)
+    start no thread and do not initialise CUDA; if they did, :func:`fork_hazard` says so."""
+    code = textwrap.dedent(f"""
+        import os, sys
+        from ppaudit.workflow import job_server
+        for name in job_server.THREAD_VARIABLES:
+            os.environ[name] = "1"  # as start() gives the server
+        job_server._preload((*job_server.PRELOAD, *job_server.script_modules({str(job_server_scripts())!r})))
+        print("torch" in sys.modules, "ppaudit.experiments.chadha2024.private_prediction" in sys.modules)
+        print(job_server.fork_hazard())
+        import torch
+        torch.cuda.is_initialized = lambda: True
+        print(job_server.fork_hazard())
+    """)
+    env = {**os.environ, **{v: "1" for v in job_server.THREAD_VARIABLES}}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True True", "None", "CUDA was initialised in the server"]
+
+
+def job_server_scripts() -> Path:
+    return Path(__file__).resolve().parents[3] / "workflow" / "scripts"
+
+
+def test_a_server_unfit_to_fork_lets_every_job_run_in_its_own_process(tmp_path, monkeypatch):
+    (tmp_path / "starts_a_thread.py").write_text("import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delenv(job_server.ENV_ENABLE, raising=False)
+    job_server.start(preload=("starts_a_thread",))
+    try:
+        proc = run(job(tmp_path, "print(os.getppid())"))
+    finally:
+        job_server.stop()
+    assert (proc.returncode, int(proc.stdout)) == (0, os.getpid())
+    assert "2 Python threads run in the server; running the job in its own process" in proc.stderr
+
+
+def test_script_modules_are_the_scripts_top_level_imports(tmp_path):
+    (tmp_path / "a.py").write_text("import _ppaudit_path\nimport json\nif True:\n    from os import path\n"
+                                   "def f():\n    import csv\ntry:\n    import xml.dom\nexcept ImportError:\n    pass\n")
+    (tmp_path / "b.py").write_text("from . import sibling\nfrom collections import OrderedDict as O\n")
+    assert job_server.script_modules(tmp_path) == ["collections", "collections.OrderedDict", "json", "os", "os.path", "xml.dom"]
