@@ -7,7 +7,8 @@ sizes. The paper-shape test's run (about 135 jobs) spent more than half of its C
 the server it took 98 s wall instead of 166 s, and its processes about 145 CPU-s instead of 264
 (issue 35; score_s about 0.165, 30 Nov 2026).
 
-In a local Snakemake run (unless ``PPAUDIT_FORK_JOBS=0``), the Snakefile's ``onstart`` calls
+In a local Snakemake run with :data:`MIN_JOBS` or more script jobs to run (unless
+``PPAUDIT_FORK_JOBS=0``), the Snakefile's ``onstart`` calls
 :func:`start`: a server process (``python -m ppaudit.workflow.job_server``) listens on a Unix socket
 in a private temporary folder, then imports :data:`PRELOAD` and every module the workflow's scripts
 import at their top (:func:`script_modules`) once, with one thread per numerical library. Each job's script begins with ``import _ppaudit_path``, which calls
@@ -49,7 +50,7 @@ import signal
 import socket
 import sys
 
-__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "PRELOAD", "delegate", "fork_hazard", "module_level_imports",
+__all__ = ["ENV_ENABLE", "ENV_SOCKET", "ENV_PYTHON", "MIN_JOBS", "PRELOAD", "delegate", "fork_hazard", "module_level_imports",
            "script_modules", "serve", "start", "stop"]
 
 #: Set to ``0`` to run every job of a local run in its own fresh process (the server is on otherwise).
@@ -74,6 +75,9 @@ PRELOAD = (
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 _MAX_REQUEST = 1 << 20
+#: Fewest Python script jobs a run must have left to get a server: its imports take 4–7 CPU-s once,
+#: and a job forked from it saves 1–2.5 CPU-s (score_s about 0.165), so smaller runs gain nothing.
+MIN_JOBS = 4
 #: How often (seconds) an idle server checks that the Snakemake process that started it still runs.
 _PARENT_CHECK_S = 5.0
 
@@ -459,7 +463,8 @@ _server = None
 
 
 def start(workflow=None, preload=PRELOAD):
-    """Start the server for this local run unless :data:`ENV_ENABLE` is ``0``; returns its process or None.
+    """Start the server for this local run unless :data:`ENV_ENABLE` is ``0`` or the run has fewer than
+    :data:`MIN_JOBS` script jobs to run; returns its process or None.
 
     ``workflow``: Snakemake's workflow object (the Snakefile's ``workflow``), to keep the server off
     for a non-local executor and for conda or container jobs. Sets :data:`ENV_SOCKET` and
@@ -471,7 +476,7 @@ def start(workflow=None, preload=PRELOAD):
 
     if os.environ.get(ENV_ENABLE, "1") == "0" or _server is not None:
         return None
-    if workflow is not None and not _local_python_jobs(workflow):
+    if workflow is not None and (not _local_python_jobs(workflow) or _script_jobs_to_run(workflow) < MIN_JOBS):
         return None
     folder = tempfile.mkdtemp(prefix="ppaudit-jobs-")
     path = os.path.join(folder, "socket")
@@ -517,6 +522,14 @@ def stop(timeout: float = 30.0) -> None:
         proc.wait()
     proc.stdout.close()
     shutil.rmtree(proc._ppaudit_folder, ignore_errors=True)
+
+
+def _script_jobs_to_run(workflow) -> int:
+    """How many jobs of ``script:`` rules this run has left (as many as :data:`MIN_JOBS` when unknown)."""
+    try:
+        return sum(1 for job in workflow.dag.needrun_jobs() if getattr(job.rule, "script", None))
+    except Exception:  # noqa: BLE001 - another Snakemake's DAG: count nothing, keep the server
+        return MIN_JOBS
 
 
 def _local_python_jobs(workflow) -> bool:

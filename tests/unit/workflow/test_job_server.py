@@ -224,3 +224,25 @@ def test_script_modules_are_the_scripts_top_level_imports(tmp_path):
                                    "def f():\n    import csv\ntry:\n    import xml.dom\nexcept ImportError:\n    pass\n")
     (tmp_path / "b.py").write_text("from . import sibling\nfrom collections import OrderedDict as O\n")
     assert job_server.script_modules(tmp_path) == ["collections", "collections.OrderedDict", "json", "os", "os.path", "xml.dom"]
+
+
+def test_a_run_with_few_script_jobs_left_gets_no_server(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.delenv(job_server.ENV_ENABLE, raising=False)
+    local = SimpleNamespace(common_settings=SimpleNamespace(non_local_exec=False))
+    script, target = SimpleNamespace(rule=SimpleNamespace(script="../scripts/x.py")), SimpleNamespace(rule=SimpleNamespace(script=None))
+
+    def workflow(jobs):
+        return SimpleNamespace(executor_plugin=local, remote_exec=False, deployment_settings=SimpleNamespace(deployment_method=set()),
+                               dag=SimpleNamespace(needrun_jobs=lambda: iter(jobs)), basedir=str(job_server_scripts().parents[1]))
+
+    few = workflow([script] * (job_server.MIN_JOBS - 1) + [target] * 5)  # target rules run no process
+    assert job_server._script_jobs_to_run(few) == job_server.MIN_JOBS - 1
+    assert job_server.start(few) is None and job_server.ENV_SOCKET not in os.environ
+    enough = workflow([script] * job_server.MIN_JOBS)
+    proc = job_server.start(enough, preload=("json",))
+    try:
+        assert proc is not None and os.environ[job_server.ENV_SOCKET]
+    finally:
+        job_server.stop()
