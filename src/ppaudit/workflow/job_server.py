@@ -95,7 +95,7 @@ def delegate() -> None:
     Called first thing by a workflow script (``workflow/scripts/_ppaudit_path.py``), in the
     process Snakemake started for the job. Returns (the job then runs here) when
     :data:`ENV_SOCKET` is unset, the interpreter is not the server's, or the server cannot be
-    reached (with a warning on stderr).
+    reached or is unfit to fork (:func:`fork_hazard`; both with a warning on stderr).
     """
     path = os.environ.get(ENV_SOCKET)
     if not path or os.environ.get(ENV_PYTHON) != os.path.realpath(sys.executable):
@@ -123,10 +123,7 @@ def delegate() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: _send(sock, signal=signum))
     while True:
-        try:
-            reply = sock.recv(_MAX_REQUEST)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for clarity
-            continue
+        reply = sock.recv(_MAX_REQUEST)  # a signal's handler runs, then recv goes on waiting (PEP 475)
         if not reply:
             print(f"ppaudit job server {path} ended before the job did", file=sys.stderr)
             os._exit(1)
