@@ -84,6 +84,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))  # a checkout without the editable install still works
 
+from ppaudit.workflow.job_server import THREAD_VARIABLES
 from ppaudit.workflow.registry import Registry, Target, load_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -615,8 +616,7 @@ def measure_startup(code: str, *, python: str = sys.executable, repeat: int = 3,
     if env is None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SCRIPTS), env.get("PYTHONPATH", "")) if p)
-        for var in ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):  # as snakemake.shell sets them for threads: 1
+        for var in THREAD_VARIABLES:  # as snakemake.shell sets them for threads: 1
             env[var] = "1"
     walls, cpus = [], []
     for _ in range(max(1, repeat)):

@@ -71,7 +71,8 @@ PRELOAD = (
     "ppaudit", "ppaudit.rng", "ppaudit.io", "ppaudit.audit", "ppaudit.noisy_argmax", "ppaudit.vote_models",
     "ppaudit.models", "ppaudit.plots",
 )
-#: Thread variables the server starts with (1: no library starts a thread pool before the fork).
+#: The thread variables Snakemake sets to a job's ``threads`` (``snakemake.shell``); the server starts
+#: with all of them at 1, so no library starts a thread pool before the fork.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 _MAX_REQUEST = 1 << 20
@@ -456,7 +457,7 @@ def _reply_status(conn: socket.socket, status: int) -> None:
 
 # -- the Snakemake process's side ---------------------------------------------------------------------
 
-_server = None
+_server = None  # (the server's process, its temporary folder) while one runs
 
 
 def start(workflow=None, preload=PRELOAD):
@@ -488,8 +489,7 @@ def start(workflow=None, preload=PRELOAD):
         proc.kill()
         proc.wait()
         raise RuntimeError(f"the ppaudit job server did not start (exit status {proc.returncode})")
-    proc._ppaudit_folder = folder
-    _server = proc
+    _server = (proc, folder)
     print(f"ppaudit: jobs fork from the ppaudit job server (pid {proc.pid}; {ENV_ENABLE}=0 runs each in its own process)",
           file=sys.stderr, flush=True)
     import atexit
@@ -506,11 +506,12 @@ def stop(timeout: float = 30.0) -> None:
     import shutil
     import subprocess
 
-    proc, _server = _server, None
+    server, _server = _server, None
     os.environ.pop(ENV_SOCKET, None)
     os.environ.pop(ENV_PYTHON, None)
-    if proc is None:
+    if server is None:
         return
+    proc, folder = server
     proc.terminate()
     try:
         proc.wait(timeout)
@@ -518,7 +519,7 @@ def stop(timeout: float = 30.0) -> None:
         proc.kill()
         proc.wait()
     proc.stdout.close()
-    shutil.rmtree(proc._ppaudit_folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _script_jobs_to_run(workflow) -> int:

@@ -1,9 +1,9 @@
 """ppaudit.workflow.job_server: a job run through the fork server behaves as ``python FILE`` would.
 
-Each test starts a server (:func:`start` without a workflow) and runs
-small "job" scripts in their own processes, as Snakemake does; the end-to-end check is every
-workflow test (``tests/workflow_runner.py`` turns the server on), whose results the paper-shape
-and shared runs compare with the paper's and the tiny config's expectations.
+Each test starts a server (:func:`start` without a workflow) and runs small "job" scripts in their
+own processes, as Snakemake does. End to end, every local workflow run of the suite goes through
+the server (it is on by default), and the reliability drill compares its bytes with a run of fresh
+processes (``PPAUDIT_FORK_JOBS=0``).
 """
 
 from __future__ import annotations
